@@ -1,0 +1,127 @@
+/* gen-man.c - print the roff for pincache(7)'s generated sections from the
+ * same X-macro lists the library uses, so the page cannot drift from them.
+ *   gen-man env     the option list (ENVIRONMENT)
+ *   gen-man stats   the statistics (REPORT FIELDS)
+ * Built and run on the build machine by gen-man.sh; not installed. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+struct opt {
+    const char *env, *type, *def, *choices, *help;
+};
+
+static const struct opt opts[] = {
+#define OPT(field, env, type, def, choices, help) { "PINCACHE_" #env, #type, def, choices, help },
+#include "options.def"
+#undef OPT
+};
+
+struct stat_row {
+    const char *name, *kind;
+    int gauge;
+    const char *help;
+};
+
+static const struct stat_row stats[] = {
+#define STAT(name, kind, help) { #name, #kind, 0, help },
+#define GAUGE(name, kind, help) { #name, #kind, 1, help },
+#include "stats.def"
+#undef STAT
+#undef GAUGE
+};
+
+/* Text for a roff body line: backslashes escaped, and a leading '.' or '\''
+ * (a request) neutralised. */
+static void roff_text(const char *s)
+{
+    if (*s == '.' || *s == '\'')
+        fputs("\\&", stdout);
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\e", stdout);
+        else
+            putchar(*s);
+    }
+}
+
+/* The help line as a sentence. */
+static void roff_sentence(const char *s)
+{
+    size_t n = strlen(s);
+
+    roff_text(s);
+    if (n && s[n - 1] != '.')
+        putchar('.');
+    putchar('\n');
+}
+
+static void print_env(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        const struct opt *o = &opts[i];
+        printf(".TP\n\\fB%s\\fR=", o->env);
+        if (!strcmp(o->type, "ENUM")) {
+            const char *c = o->choices;
+            while (*c) {
+                size_t n = strcspn(c, "|");
+                printf("\\fI%.*s\\fR", (int)n, c);
+                c += n;
+                if (*c == '|') {
+                    printf("|");
+                    c++;
+                }
+            }
+        } else {
+            printf("\\fI%s\\fR", !strcmp(o->type, "BOOL") ? "bool"
+                               : !strcmp(o->type, "SIZE") ? "size"
+                               : !strcmp(o->type, "INT") ? "integer" : "string");
+        }
+        printf(" (default \\fB");
+        roff_text(o->def);
+        printf("\\fR)\n");
+        roff_sentence(o->help);
+    }
+}
+
+static void print_stats(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof stats / sizeof stats[0]; i++) {
+        const struct stat_row *s = &stats[i];
+        const char *unit = !strcmp(s->kind, "BYTES") ? "bytes"
+                         : !strcmp(s->kind, "NSEC") ? "nanoseconds" : "count";
+        printf(".TP\n");
+        if (s->gauge)
+            printf(".BR %s \", \" %s_peak \" (%s)\"\n", s->name, s->name, unit);
+        else
+            printf(".BR %s \" (%s)\"\n", s->name, unit);
+        if (s->gauge) {
+            roff_text(s->help);
+            printf(": the level at exit, and the highest it reached.\n");
+        } else {
+            roff_sentence(s->help);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "env")) {
+        print_env();
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "stats")) {
+        print_stats();
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "schema")) {
+        printf("%d\n", PC_STATS_SCHEMA_VERSION);
+        return 0;
+    }
+    fprintf(stderr, "usage: gen-man env|stats|schema\n");
+    return 2;
+}

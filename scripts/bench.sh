@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# bench.sh [BUILDDIR] - pincache benchmarks; a markdown report on stdout.
+#
+# Builds tests/bench/*.cu into BUILDDIR/tests/bench and runs, for each size:
+# the churn program plain and under BUILDDIR/src/.libs/libpincache.so, the
+# hand-optimized two-buffer version, and the pageable version (plain and
+# shimmed); then the hit-path microbenchmark, the variable-size workload and
+# an observe-mode run.  Progress on stderr; logs and JSON reports in
+# $PINCACHE_BENCH_LOGDIR (default: a temporary folder, printed at the end).
+# PINCACHE_BENCH_SIZES: sizes in MB (default "1 8 64").
+set -u
+unset LD_PRELOAD # plain runs must be plain
+
+cmdline="$0 $*"
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+builddir=${1:-${top_builddir:-.}}
+if ! builddir=$(cd "$builddir" 2>/dev/null && pwd); then
+    echo "bench.sh: no build folder ${1:-.}" >&2
+    exit 1
+fi
+lib=$builddir/src/.libs/libpincache.so
+outdir=$builddir/tests/bench
+sizes=${PINCACHE_BENCH_SIZES:-1 8 64}
+# shellcheck source=tests/gpu/cuda-env.sh
+. "$srcdir/tests/gpu/cuda-env.sh"
+
+logdir=${PINCACHE_BENCH_LOGDIR:-}
+if [ -n "$logdir" ]; then
+    mkdir -p "$logdir" || exit 1
+else
+    logdir=$(mktemp -d "${TMPDIR:-/tmp}/pincache-bench.XXXXXX") || exit 1
+fi
+
+mkdir -p "$outdir" 2>/dev/null
+pc_probe_device "$outdir" "$logdir/probe.log"
+case $? in
+1) echo "bench.sh: no CUDA device; nothing measured"; exit 0 ;;
+2) echo "bench.sh: a CUDA device is present but the probe could not be built or run:" >&2
+   cat "$logdir/probe.log" >&2
+   exit 1 ;;
+esac
+if [ ! -f "$lib" ]; then
+    echo "bench.sh: $lib not found (build pincache first)" >&2
+    exit 1
+fi
+
+failed=0
+pids=()
+progs=(churn hitpath varsize)
+for p in "${progs[@]}"; do
+    pc_build "$outdir/$p" "$srcdir/tests/bench/$p.cu" >"$logdir/build-$p.log" 2>&1 &
+    pids+=($!)
+done
+for i in "${!progs[@]}"; do
+    if ! wait "${pids[$i]}"; then
+        echo "bench.sh: building ${progs[$i]} failed:" >&2
+        cat "$logdir/build-${progs[$i]}.log" >&2
+        exit 1
+    fi
+done
+
+# run NAME [VAR=VALUE...] PROG [ARGS...]: stdout in $logdir/NAME.out; "" on failure
+run() {
+    local name=$1 rc
+    shift
+    echo "bench.sh: $name" >&2
+    timeout -k 5 60 env "$@" >"$logdir/$name.out" 2>"$logdir/$name.err"
+    rc=$?
+    if [ "$rc" != 0 ]; then
+        echo "bench.sh: $name failed (exit $rc); see $logdir/$name.err" >&2
+        failed=$((failed + 1))
+    fi
+    return "$rc"
+}
+# shim NAME: the environment of a shimmed run, in array $senv
+shim() {
+    senv=(LD_PRELOAD="$lib" PINCACHE_MODE=cache PINCACHE_TEST_NO_FENCES=0
+          PINCACHE_REPORT="$logdir/$1.json")
+}
+
+# field NAME KEY: KEY=value from the RESULT line of NAME.out
+field() {
+    sed -n "s/^RESULT .* $2=\([^ ]*\).*/\1/p" "$logdir/$1.out" 2>/dev/null | head -n 1
+}
+
+# json FILE KEY: the first number stored under KEY anywhere in FILE ("" if none).
+# KEY_peak also matches {"KEY": {"peak": N}}.
+json() {
+    [ -s "$1" ] || return 0
+    if command -v python3 >/dev/null 2>&1; then
+        python3 - "$1" "$2" <<'EOF' 2>/dev/null
+import json, sys
+
+def find(o, k):
+    if isinstance(o, dict):
+        v = o.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return v
+        if k.endswith("_peak") and isinstance(o.get(k[:-5]), dict):
+            v = o[k[:-5]].get("peak")
+            if isinstance(v, (int, float)):
+                return v
+        for v in o.values():
+            r = find(v, k)
+            if r is not None:
+                return r
+    elif isinstance(o, list):
+        for v in o:
+            r = find(v, k)
+            if r is not None:
+                return r
+    return None
+
+try:
+    r = find(json.load(open(sys.argv[1])), sys.argv[2])
+except Exception:
+    r = None
+print("" if r is None else r)
+EOF
+    else
+        grep -o "\"$2\"[[:space:]]*:[[:space:]]*[0-9.eE+-]*" "$1" | head -n 1 | sed 's/.*:[[:space:]]*//'
+    fi
+}
+
+# ratio A B [DIGITS]: A/B, or "n/a"
+ratio() {
+    awk -v a="${1:-}" -v b="${2:-}" -v d="${3:-2}" 'BEGIN {
+        if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.*f\n", d, a / b }'
+}
+or_fail() { if [ -n "$1" ]; then echo "$1"; else echo "FAIL"; fi; }
+
+# ---- churn table
+for s in $sizes; do
+    run "churn.plain.$s" "$outdir/churn" --variant churn --size "$s"
+    shim "churn.shim.$s"
+    run "churn.shim.$s" "${senv[@]}" "$outdir/churn" --variant churn --size "$s"
+    run "twobuf.$s" "$outdir/churn" --variant twobuf --size "$s"
+    run "pageable.$s" "$outdir/churn" --variant pageable --size "$s"
+    shim "pageable.shim.$s"
+    run "pageable.shim.$s" "${senv[@]}" "$outdir/churn" --variant pageable --size "$s"
+done
+
+# ---- hit path: plain is slow (real pinning per call), so far fewer pairs
+run hitpath.plain "$outdir/hitpath" --pairs 200 --batch 10 --warmup 10
+shim hitpath.shim
+run hitpath.shim "${senv[@]}" "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
+
+# ---- variable sizes (shimmed only: the question is how much pincache holds)
+shim varsize.shim
+run varsize.shim "${senv[@]}" "$outdir/varsize" --ops 20000 --max-live 48
+
+# ---- observe mode: every churn free is issued while its kernel runs
+obs_batches=200
+shim observe
+run observe "${senv[@]}" PINCACHE_MODE=observe "$outdir/churn" --variant churn --size 8 \
+    --batches "$obs_batches" --reps 1 --warmup 0 --kernel-us 200
+
+# ---- report
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+nvv=$("$PC_NVCC" --version 2>/dev/null | grep -m1 release)
+cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')
+ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$builddir/config.h" 2>/dev/null)
+
+echo "## pincache benchmark run"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "- GPU, driver: ${gpu:-unknown}"
+echo "- nvcc: ${nvv:-unknown} (programs built with -O2 -cudart shared -arch=$PC_ARCH)"
+echo "- host: ${cpu:-unknown}, $(nproc 2>/dev/null) CPUs, Linux $(uname -r)"
+echo "- pincache: ${ver:-unknown}, $lib"
+echo "- command: \`$cmdline\`"
+echo
+echo "### Per-batch churn (ms/batch, median of 3 repetitions; lower is better)"
+echo
+echo "| size | plain churn | churn+pincache | hand-optimized twobuf | pageable | speedup (plain/pincache) | pincache vs twobuf (twobuf/pincache, target >= 0.95) | pageable+pincache |"
+echo "|---|---|---|---|---|---|---|---|"
+for s in $sizes; do
+    pl=$(field "churn.plain.$s" ms_per_batch)
+    sh=$(field "churn.shim.$s" ms_per_batch)
+    tb=$(field "twobuf.$s" ms_per_batch)
+    pg=$(field "pageable.$s" ms_per_batch)
+    ps=$(field "pageable.shim.$s" ms_per_batch)
+    echo "| $s MB | $(or_fail "$pl") | $(or_fail "$sh") | $(or_fail "$tb") | $(or_fail "$pg") |" \
+         "$(ratio "$pl" "$sh")x | $(ratio "$tb" "$sh") | $(or_fail "$ps") |"
+done
+echo
+echo "Batches per repetition (plain / pincache / twobuf / pageable):" \
+     "$(for s in $sizes; do printf '%s MB: %s/%s/%s/%s; ' "$s" \
+        "$(field "churn.plain.$s" batches)" "$(field "churn.shim.$s" batches)" \
+        "$(field "twobuf.$s" batches)" "$(field "pageable.$s" batches)"; done)"
+echo
+echo "pincache counters in the churn runs (from PINCACHE_REPORT):"
+echo
+echo "| size | alloc_calls | alloc_hits | alloc_misses | alloc_fence_waits | real_alloc_calls | syncs_avoided |"
+echo "|---|---|---|---|---|---|---|"
+for s in $sizes; do
+    j=$logdir/churn.shim.$s.json
+    echo "| $s MB | $(json "$j" alloc_calls) | $(json "$j" alloc_hits) | $(json "$j" alloc_misses) |" \
+         "$(json "$j" alloc_fence_waits) | $(json "$j" real_alloc_calls) | $(json "$j" syncs_avoided) |"
+done
+echo
+echo "### Hit path: cudaHostAlloc(64 KB) + cudaFreeHost, 4 idle non-blocking streams"
+echo
+echo "| | pairs | median ns/pair | p10 | p90 |"
+echo "|---|---|---|---|---|"
+for m in plain shim; do
+    echo "| $m | $(field "hitpath.$m" pairs) | $(or_fail "$(field "hitpath.$m" median_ns)") |" \
+         "$(field "hitpath.$m" p10_ns) | $(field "hitpath.$m" p90_ns) |"
+done
+echo
+echo "Speedup of the pair under pincache: $(ratio "$(field hitpath.plain median_ns)" "$(field hitpath.shim median_ns)" 0)x"
+echo
+echo "### Variable sizes (64 KB..32 MB log-uniform, live set <= 48, 20000 operations, pincache)"
+echo
+j=$logdir/varsize.shim.json
+req=$(field varsize.shim peak_live_requested_bytes)
+lp=$(json "$j" live_bytes_peak)
+cp=$(json "$j" cached_bytes_peak)
+rp=$(json "$j" requested_bytes_peak)
+ra=$(json "$j" real_alloc_bytes)
+rf=$(json "$j" real_free_bytes)
+held_exit=$(awk -v a="$ra" -v f="$rf" 'BEGIN { if (a != "") printf "%.0f\n", a - f }')
+sum_peak=$(awk -v a="$lp" -v b="$cp" 'BEGIN { if (a != "" && b != "") printf "%.0f\n", a + b }')
+echo "- peak live requested bytes (program): $(or_fail "$req"); pincache's requested_bytes_peak: ${rp:-n/a}"
+echo "- live_bytes_peak: ${lp:-n/a}, cached_bytes_peak: ${cp:-n/a}, trim_blocks: $(json "$j" trim_blocks)"
+echo "- (live_bytes_peak + cached_bytes_peak) / peak request: $(ratio "$sum_peak" "$req" 3) (an upper bound on the peak held; target <= 1.15)"
+echo "- pinned held at exit (real_alloc_bytes - real_free_bytes) / peak request: $(ratio "$held_exit" "$req" 3) (the peak held itself when trim_blocks is 0)"
+echo "- real_alloc_calls: $(json "$j" real_alloc_calls), allocs: $(field varsize.shim allocs), time: $(field varsize.shim seconds) s"
+echo
+echo "### Observe mode (PINCACHE_MODE=observe, churn 8 MB, $obs_batches batches, 200 us kernel)"
+echo
+echo "- frees issued while the batch's kernel was in flight (by construction): $(or_fail "$(field observe frees)")"
+echo "- would_sync reported: $(json "$logdir/observe.json" would_sync), would_sync_ns: $(json "$logdir/observe.json" would_sync_ns), free_calls: $(json "$logdir/observe.json" free_calls)"
+echo
+echo "Logs and JSON reports: $logdir"
+if [ "$failed" -gt 0 ]; then
+    echo
+    echo "**$failed benchmark run(s) failed; see the logs.**"
+    exit 1
+fi
+exit 0

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Set up and run pincache's test suite from a fresh clone (no GPU needed):
+# installs the build dependencies, builds, runs `make check`, then the CPU
+# suite under ASan+UBSan and the threaded tests under TSan, then distcheck.
+#   scripts/test.sh            everything
+#   PINCACHE_QUICK=1 scripts/test.sh   plain build and make check only
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=$(nproc 2>/dev/null || echo 2)
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+
+scripts/setup.sh
+
+build() {   # build DIR CONFIGURE-ARGS... ; then make check with $CHECK_ARGS
+    dir=$1; shift
+    mkdir -p "$dir"
+    (cd "$dir" && "$top/configure" -q --with-cuda="$CUDA_HOME" "$@" && make -s -j"$jobs")
+}
+
+echo "== make check"
+(cd _build/plain && make -s check -j"$jobs") || { cat _build/plain/test-suite.log 2>/dev/null | tail -80; exit 1; }
+
+[ -n "${PINCACHE_QUICK:-}" ] && exit 0
+
+echo "== ASan+UBSan: make check"
+build _build/asan --enable-sanitizer=address,undefined
+(cd _build/asan && make -s check -j"$jobs") || { tail -80 _build/asan/test-suite.log; exit 1; }
+
+echo "== TSan: threaded tests"
+build _build/tsan --enable-sanitizer=thread
+(cd _build/tsan && make -s check -j"$jobs" TESTS="$(cd "$top" && sed -n 's/^# tsan: //p' tests/*/Makefile.inc | tr '\n' ' ')") \
+    || { tail -80 _build/tsan/test-suite.log; exit 1; }
+
+echo "== distcheck (the tarball must build without autotools)"
+(cd _build/plain && make -s distcheck DISTCHECK_CONFIGURE_FLAGS="--with-cuda=$CUDA_HOME") >/dev/null \
+    || { echo "distcheck failed"; (cd _build/plain && make distcheck DISTCHECK_CONFIGURE_FLAGS="--with-cuda=$CUDA_HOME" 2>&1 | tail -60); exit 1; }
+echo "== all test stages passed"

@@ -1,0 +1,209 @@
+/* pincache-json - the JSON half of the CLI: `pincache report` and
+ * `pincache merge`.  Reports are read with jansson into the same struct
+ * pc_stats the library fills (field names come from stats.def), then written
+ * by the library's own report code, so the CLI and the exit report cannot
+ * drift apart. */
+#include "config.h"
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "report.h"
+#include "stats.h"
+
+struct pc_loaded {
+    struct pc_report_info info;
+    struct pc_stats st;
+    char mode[16];
+    char rank[32];
+    char host[256];
+    const char *path;
+};
+
+static int pc_usage(FILE *f)
+{
+    fputs("usage: pincache report [--json] [--detail] FILE.json\n"
+          "       pincache merge [--json] FILE.json...\n", f);
+    return f == stderr ? 2 : 0;
+}
+
+static uint64_t pc_json_u64(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (json_is_integer(v))
+        return (uint64_t)json_integer_value(v);
+    if (json_is_real(v))
+        return (uint64_t)json_real_value(v);
+    return 0;
+}
+
+static void pc_json_str(json_t *o, const char *key, char *out, size_t n)
+{
+    json_t *v = json_object_get(o, key);
+    out[0] = '\0';
+    if (json_is_string(v))
+        snprintf(out, n, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(out, n, "%lld", (long long)json_integer_value(v));
+}
+
+static int pc_load(const char *path, struct pc_loaded *l)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr), *stats;
+    unsigned i;
+
+    memset(l, 0, sizeof *l);
+    l->path = path;
+    if (!root) {
+        fprintf(stderr, "pincache: %s:%d: %s\n", path, jerr.line, jerr.text);
+        return -1;
+    }
+    if (pc_json_u64(root, "schema_version") != PC_STATS_SCHEMA_VERSION)
+        fprintf(stderr, "pincache: %s: schema_version %llu, this pincache reads %d; unknown fields are ignored\n",
+                path, (unsigned long long)pc_json_u64(root, "schema_version"), PC_STATS_SCHEMA_VERSION);
+    stats = json_object_get(root, "stats");
+    if (!json_is_object(stats)) {
+        fprintf(stderr, "pincache: %s: not a pincache report (no \"stats\")\n", path);
+        json_decref(root);
+        return -1;
+    }
+    for (i = 0; i < pc_stat_ndescs; i++) {
+        const struct pc_stat_desc *d = &pc_stat_descs[i];
+        char *base = (char *)&l->st;
+        uint64_t v = pc_json_u64(stats, d->name);
+        memcpy(base + d->offset, &v, sizeof v);
+        if (d->peak_name) {
+            v = pc_json_u64(stats, d->peak_name);
+            memcpy(base + d->peak_offset, &v, sizeof v);
+        }
+    }
+    pc_json_str(root, "mode", l->mode, sizeof l->mode);
+    pc_json_str(root, "rank", l->rank, sizeof l->rank);
+    pc_json_str(root, "host", l->host, sizeof l->host);
+    l->info.mode = l->mode;
+    l->info.pid = (int)pc_json_u64(root, "pid");
+    l->info.max_cached = (size_t)pc_json_u64(root, "max_cached");
+    l->info.cuda_used = json_is_true(json_object_get(root, "cuda_used"));
+    l->info.forked_child = json_is_true(json_object_get(root, "forked_child"));
+    l->info.broken = json_is_true(json_object_get(root, "broken"));
+    l->info.start_ns = 0;
+    l->info.end_ns = pc_json_u64(root, "wall_ns");
+    json_decref(root);
+    return 0;
+}
+
+static int pc_cmd_report(int argc, char **argv, int format, int flags)
+{
+    struct pc_loaded l;
+    if (argc != 1)
+        return pc_usage(stderr);
+    if (pc_load(argv[0], &l) != 0)
+        return 1;
+    return pc_report_emit_fd(1, format, flags, &l.info, &l.st, l.rank[0] ? l.rank : NULL,
+                             l.host[0] ? l.host : NULL) == 0 ? 0 : 1;
+}
+
+/* Counters add up.  Gauges: levels and peaks are summed too, so a merged
+ * peak is an upper bound of the ranks' simultaneous peak. */
+static void pc_add(struct pc_stats *sum, const struct pc_stats *st)
+{
+    for (unsigned i = 0; i < pc_stat_ndescs; i++) {
+        const struct pc_stat_desc *d = &pc_stat_descs[i];
+        uint64_t a, b;
+        memcpy(&a, (const char *)sum + d->offset, sizeof a);
+        memcpy(&b, (const char *)st + d->offset, sizeof b);
+        a += b;
+        memcpy((char *)sum + d->offset, &a, sizeof a);
+        if (d->peak_name) {
+            memcpy(&a, (const char *)sum + d->peak_offset, sizeof a);
+            memcpy(&b, (const char *)st + d->peak_offset, sizeof b);
+            a += b;
+            memcpy((char *)sum + d->peak_offset, &a, sizeof a);
+        }
+    }
+}
+
+static int pc_cmd_merge(int argc, char **argv, int format)
+{
+    struct pc_loaded *l;
+    struct pc_stats sum;
+    struct pc_report_info info;
+    int i, bad = 0;
+
+    if (argc < 1)
+        return pc_usage(stderr);
+    l = calloc((size_t)argc, sizeof *l);
+    if (!l)
+        return 1;
+    memset(&sum, 0, sizeof sum);
+    info = (struct pc_report_info){ .mode = NULL, .cuda_used = 1 };
+    for (i = 0; i < argc; i++) {
+        if (pc_load(argv[i], &l[i]) != 0) {
+            bad = 1;
+            continue;
+        }
+        pc_add(&sum, &l[i].st);
+        if (!info.mode)
+            info.mode = l[i].mode;
+        else if (strcmp(info.mode, l[i].mode) != 0)
+            info.mode = "mixed";
+        if (l[i].info.end_ns > info.end_ns)
+            info.end_ns = l[i].info.end_ns;
+        info.max_cached += l[i].info.max_cached;
+        info.broken |= l[i].info.broken;
+    }
+    if (bad) {
+        free(l);
+        return 1;
+    }
+    if (format == PC_REPORT_TEXT) {
+        printf("%-6s %-16s %8s %10s %10s %10s %10s %12s %14s\n", "rank", "host", "pid", "allocs",
+               "hits", "misses", "frees", "syncs_avoid", "peak_held_B");
+        for (i = 0; i < argc; i++)
+            printf("%-6s %-16.16s %8d %10llu %10llu %10llu %10llu %12llu %14lld\n",
+                   l[i].rank[0] ? l[i].rank : "-", l[i].host, l[i].info.pid,
+                   (unsigned long long)l[i].st.alloc_calls, (unsigned long long)l[i].st.alloc_hits,
+                   (unsigned long long)l[i].st.alloc_misses, (unsigned long long)l[i].st.free_calls,
+                   (unsigned long long)l[i].st.syncs_avoided, (long long)l[i].st.held_bytes_peak);
+        printf("total: %d reports\n", argc);
+        fflush(stdout);
+    }
+    i = pc_report_emit_fd(1, format, 0, &info, &sum, NULL, "merged");
+    free(l);
+    return i == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "detail", no_argument, NULL, 'd' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int format = PC_REPORT_TEXT, flags = 0, c;
+    const char *cmd;
+
+    if (argc < 2)
+        return pc_usage(stderr);
+    cmd = argv[1];
+    argv++;
+    argc--;
+    while ((c = getopt_long(argc, argv, "jdh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': format = PC_REPORT_JSON; break;
+        case 'd': flags |= PC_REPORT_DETAIL; break;
+        case 'h': return pc_usage(stdout);
+        default: return pc_usage(stderr);
+        }
+    }
+    if (strcmp(cmd, "report") == 0)
+        return pc_cmd_report(argc - optind, argv + optind, format, flags);
+    if (strcmp(cmd, "merge") == 0)
+        return pc_cmd_merge(argc - optind, argv + optind, format);
+    return pc_usage(stderr);
+}

@@ -1,0 +1,25 @@
+/* cudart_ext.h - CUDA runtime declarations the public header hides.
+ * cuda_runtime_api.h declares the _ptds/_ptsz entry points only when a
+ * translation unit is compiled for per-thread default streams; libcudart
+ * exports them regardless, so we declare them here with identical types. */
+#ifndef PC_CUDART_EXT_H
+#define PC_CUDART_EXT_H
+#include <cuda_runtime_api.h>
+
+#define PC_PTDS_DECL(ret, name, params) extern __host__ ret CUDARTAPI name params;
+
+PC_PTDS_DECL(cudaError_t, cudaMemcpy_ptds, (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind))
+PC_PTDS_DECL(cudaError_t, cudaMemcpyAsync_ptsz, (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream))
+PC_PTDS_DECL(cudaError_t, cudaMemcpy2D_ptds, (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind))
+PC_PTDS_DECL(cudaError_t, cudaMemcpy2DAsync_ptsz, (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream))
+PC_PTDS_DECL(cudaError_t, cudaMemcpy3D_ptds, (const struct cudaMemcpy3DParms *p))
+PC_PTDS_DECL(cudaError_t, cudaMemcpy3DAsync_ptsz, (const struct cudaMemcpy3DParms *p, cudaStream_t stream))
+PC_PTDS_DECL(cudaError_t, cudaMemcpyToSymbol_ptds, (const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind))
+PC_PTDS_DECL(cudaError_t, cudaMemcpyFromSymbol_ptds, (void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind))
+PC_PTDS_DECL(cudaError_t, cudaMemcpyToSymbolAsync_ptsz, (const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream))
+PC_PTDS_DECL(cudaError_t, cudaMemcpyFromSymbolAsync_ptsz, (void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream))
+PC_PTDS_DECL(cudaError_t, cudaStreamBeginCapture_ptsz, (cudaStream_t stream, enum cudaStreamCaptureMode mode))
+PC_PTDS_DECL(cudaError_t, cudaStreamBeginCaptureToGraph_ptsz, (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode))
+PC_PTDS_DECL(cudaError_t, cudaStreamEndCapture_ptsz, (cudaStream_t stream, cudaGraph_t *pGraph))
+
+#endif

@@ -1,0 +1,397 @@
+/* fence.c - stream registry and event fences (see fence.h for the design). */
+#include "config.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <uthash.h>
+#include "fence.h"
+#include "log.h"
+#include "real.h"
+#include "stats.h"
+
+#define PC_MAX_DEV 64
+
+struct pc_ev {                 /* a pooled event; refs = fences (or zombie list) holding it */
+    cudaEvent_t ev;
+    int dev;
+    int refs;
+    struct pc_ev *next;        /* free list / zombie list */
+};
+
+struct pc_fence {
+    uint64_t seq;
+    int n, cap;
+    struct pc_ev **ev;
+    struct pc_fence *next;
+};
+
+struct pc_stream {
+    cudaStream_t s;
+    int dev;
+    int nonblocking;
+    UT_hash_handle hh;
+};
+
+int pc_fence_broken;
+
+/* F.lock protects every field but done_upto and devmask, which are atomics.
+ * CUDA event calls are made under F.lock (never under the pool's lock). */
+static struct {
+    pthread_mutex_t lock;
+    uint64_t next_seq;
+    uint64_t done_upto;        /* atomic: highest fence known complete */
+    uint64_t devmask;          /* atomic: devices the program made current */
+    struct pc_fence *head, *tail, *spare;
+    struct pc_ev *evpool[PC_MAX_DEV];
+    struct pc_ev *zombies;
+    struct pc_stream *streams;
+    int capture;               /* stream captures under way */
+} F = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void pc_mark_broken(cudaError_t err, const char *what)
+{
+    static int once;
+    pc_fence_broken = 1;
+    pc_log_once(&once, PC_LOG_WARN, "%s failed with CUDA error %d; caching disabled", what, (int)err);
+}
+
+/* --- events (F.lock held) --- */
+
+static struct pc_ev *pc_ev_get(int dev)
+{
+    struct pc_ev *e = F.evpool[dev];
+    cudaError_t err;
+
+    if (e) {
+        F.evpool[dev] = e->next;
+    } else {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return NULL;
+        err = PC_CALL_REAL(cudaEventCreateWithFlags, &e->ev, cudaEventDisableTiming);
+        if (err != cudaSuccess) {
+            pc_mark_broken(err, "cudaEventCreateWithFlags");
+            free(e);
+            return NULL;
+        }
+        e->dev = dev;
+    }
+    e->refs = 1;
+    e->next = NULL;
+    return e;
+}
+
+static void pc_ev_put(struct pc_ev *e)
+{
+    if (--e->refs > 0)
+        return;
+    e->next = F.evpool[e->dev];
+    F.evpool[e->dev] = e;
+}
+
+/* 1 complete, 0 pending.  An error means the context is gone: nothing more
+ * will run on the device, so the event counts as complete. */
+static int pc_ev_done(struct pc_ev *e)
+{
+    cudaError_t err = PC_CALL_REAL(cudaEventQuery, e->ev);
+    if (err == cudaErrorNotReady)
+        return 0;
+    if (err != cudaSuccess)
+        pc_mark_broken(err, "cudaEventQuery");
+    return 1;
+}
+
+static int pc_fence_add(struct pc_fence *f, struct pc_ev *e)
+{
+    if (f->n == f->cap) {
+        int cap = f->cap ? f->cap * 2 : 8;
+        struct pc_ev **v = realloc(f->ev, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        f->ev = v;
+        f->cap = cap;
+    }
+    f->ev[f->n++] = e;
+    return 0;
+}
+
+static void pc_fence_release(struct pc_fence *f)
+{
+    for (int i = 0; i < f->n; i++)
+        pc_ev_put(f->ev[i]);
+    f->n = 0;
+    f->next = F.spare;
+    F.spare = f;
+}
+
+/* Record (if busy) an event on s; add it to f.  Returns 0 or -1. */
+static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int always)
+{
+    struct pc_ev *e;
+    cudaError_t err;
+
+    if (!always) {
+        err = PC_CALL_REAL(cudaStreamQuery, s);
+        if (err == cudaSuccess)
+            return 0;
+        if (err != cudaErrorNotReady)
+            return -1;           /* capturing, or broken: let the caller pass through */
+    }
+    e = pc_ev_get(dev);
+    if (!e)
+        return -1;
+    err = PC_CALL_REAL(cudaEventRecord, e->ev, s);
+    if (err != cudaSuccess) {
+        pc_ev_put(e);
+        return -1;
+    }
+    if (always && pc_ev_done(e)) {   /* legacy stream already drained */
+        pc_ev_put(e);
+        return 0;
+    }
+    if (pc_fence_add(f, e) != 0) {
+        pc_ev_put(e);
+        return -1;
+    }
+    return 0;
+}
+
+/* Cover every device and stream into f.  F.lock held. */
+static int pc_cover_all(struct pc_fence *f)
+{
+    int cur = 0, rc = 0, switched = 0;
+    uint64_t mask;
+    struct pc_stream *st, *tmp;
+    struct pc_ev *z, **zp;
+
+    if (PC_CALL_REAL(cudaGetDevice, &cur) != cudaSuccess)
+        return -1;
+    pc_fence_device_used(cur);
+    mask = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
+    for (int d = 0; d < PC_MAX_DEV && rc == 0; d++) {
+        if (!(mask & (1ull << d)))
+            continue;
+        if (d != cur) {
+            switched = 1;
+            if (PC_CALL_REAL(cudaSetDevice, d) != cudaSuccess) {
+                rc = -1;
+                break;
+            }
+        }
+        rc = pc_cover_stream(f, cudaStreamLegacy, d, 1);
+        HASH_ITER(hh, F.streams, st, tmp) {
+            if (rc == 0 && st->dev == d && st->nonblocking)
+                rc = pc_cover_stream(f, st->s, d, 0);
+        }
+    }
+    if (switched && PC_CALL_REAL(cudaSetDevice, cur) != cudaSuccess)
+        rc = -1;
+    /* Work on streams destroyed while busy. */
+    for (zp = &F.zombies; rc == 0 && (z = *zp) != NULL;) {
+        if (pc_ev_done(z)) {
+            *zp = z->next;
+            pc_ev_put(z);
+            continue;
+        }
+        if (pc_fence_add(f, z) != 0) {
+            rc = -1;
+            break;
+        }
+        z->refs++;
+        zp = &z->next;
+    }
+    return rc;
+}
+
+static struct pc_fence *pc_fence_new(void)
+{
+    struct pc_fence *f = F.spare;
+    if (f) {
+        F.spare = f->next;
+        f->next = NULL;
+        return f;
+    }
+    return calloc(1, sizeof *f);
+}
+
+int pc_fence_record(uint64_t *seq, int *busy)
+{
+    struct pc_fence *f;
+
+    *seq = 0;
+    *busy = 0;
+    if (pc_fence_broken)
+        return -1;
+    pthread_mutex_lock(&F.lock);
+    if (F.capture > 0 || (f = pc_fence_new()) == NULL)
+        goto fail;
+    if (pc_cover_all(f) != 0) {
+        pc_fence_release(f);
+        goto fail;
+    }
+    if (f->n == 0) {
+        pc_fence_release(f);
+    } else {
+        f->seq = ++F.next_seq;
+        if (F.tail) F.tail->next = f; else F.head = f;
+        F.tail = f;
+        *seq = f->seq;
+        *busy = 1;
+        PC_STAT_INC(fences);
+        PC_STAT_ADD(fence_events, f->n);
+    }
+    pthread_mutex_unlock(&F.lock);
+    return 0;
+fail:
+    pthread_mutex_unlock(&F.lock);
+    return -1;
+}
+
+int pc_fence_known(uint64_t seq)
+{
+    return seq <= __atomic_load_n(&F.done_upto, __ATOMIC_ACQUIRE);
+}
+
+int pc_fence_poll(uint64_t seq)
+{
+    struct pc_fence *f;
+
+    if (pc_fence_known(seq))
+        return 1;
+    pthread_mutex_lock(&F.lock);
+    while ((f = F.head) != NULL && f->seq <= seq) {
+        int done = 1;
+        /* Drop completed events from the front so each is queried once. */
+        while (f->n > 0 && done) {
+            done = pc_ev_done(f->ev[f->n - 1]);
+            if (done)
+                pc_ev_put(f->ev[--f->n]);
+        }
+        if (!done)
+            break;
+        F.head = f->next;
+        if (!F.head)
+            F.tail = NULL;
+        __atomic_store_n(&F.done_upto, f->seq, __ATOMIC_RELEASE);
+        pc_fence_release(f);
+    }
+    pthread_mutex_unlock(&F.lock);
+    return pc_fence_known(seq);
+}
+
+int pc_fence_idle(void)
+{
+    uint64_t last;
+    pthread_mutex_lock(&F.lock);
+    last = F.next_seq;
+    pthread_mutex_unlock(&F.lock);
+    return pc_fence_poll(last);
+}
+
+int pc_fence_busy_now(void)
+{
+    struct pc_fence *f;
+    int busy = 0;
+
+    pthread_mutex_lock(&F.lock);
+    f = pc_fence_new();
+    if (f) {
+        busy = pc_cover_all(f) != 0 || f->n > 0;
+        pc_fence_release(f);
+    }
+    pthread_mutex_unlock(&F.lock);
+    return busy;
+}
+
+void pc_fence_stream_created(cudaStream_t s, unsigned int flags)
+{
+    struct pc_stream *st = calloc(1, sizeof *st);
+    int dev = 0;
+
+    if (!st)
+        return;
+    PC_CALL_REAL(cudaGetDevice, &dev);
+    pc_fence_device_used(dev);
+    st->s = s;
+    st->dev = dev;
+    st->nonblocking = (flags & cudaStreamNonBlocking) != 0;
+    pthread_mutex_lock(&F.lock);
+    HASH_ADD_PTR(F.streams, s, st);
+    pthread_mutex_unlock(&F.lock);
+    PC_STAT_INC(streams_created);
+}
+
+void pc_fence_stream_destroying(cudaStream_t s)
+{
+    struct pc_stream *st = NULL;
+    struct pc_ev *e;
+    int cur = 0;
+
+    pthread_mutex_lock(&F.lock);
+    HASH_FIND_PTR(F.streams, &s, st);
+    if (st) {
+        HASH_DEL(F.streams, st);
+        PC_STAT_INC(streams_destroyed);
+        /* Work still queued on it must stay covered by later fences. */
+        if (PC_CALL_REAL(cudaStreamQuery, s) == cudaErrorNotReady &&
+            PC_CALL_REAL(cudaGetDevice, &cur) == cudaSuccess &&
+            (cur == st->dev || PC_CALL_REAL(cudaSetDevice, st->dev) == cudaSuccess)) {
+            e = pc_ev_get(st->dev);
+            if (e && PC_CALL_REAL(cudaEventRecord, e->ev, s) == cudaSuccess) {
+                e->next = F.zombies;
+                F.zombies = e;
+            } else if (e) {
+                pc_ev_put(e);
+            }
+            if (cur != st->dev)
+                PC_CALL_REAL(cudaSetDevice, cur);
+        }
+        free(st);
+    }
+    pthread_mutex_unlock(&F.lock);
+}
+
+void pc_fence_device_used(int dev)
+{
+    if (dev >= 0 && dev < PC_MAX_DEV)
+        __atomic_fetch_or(&F.devmask, 1ull << dev, __ATOMIC_RELAXED);
+}
+
+void pc_fence_capture_begin(void)
+{
+    pthread_mutex_lock(&F.lock);
+    F.capture++;
+    pthread_mutex_unlock(&F.lock);
+}
+
+void pc_fence_capture_end(void)
+{
+    pthread_mutex_lock(&F.lock);
+    if (F.capture > 0)
+        F.capture--;
+    pthread_mutex_unlock(&F.lock);
+}
+
+int pc_fence_capturing(void)
+{
+    int n;
+    pthread_mutex_lock(&F.lock);
+    n = F.capture;
+    pthread_mutex_unlock(&F.lock);
+    return n;
+}
+
+void pc_fence_forget_all(void)
+{
+    /* The child's copy of the lock may be held by a parent thread that no
+     * longer exists; start over.  The parent's events are leaked on purpose. */
+    pthread_mutex_init(&F.lock, NULL);
+    F.head = F.tail = F.spare = NULL;
+    F.zombies = NULL;
+    F.streams = NULL;
+    F.capture = 0;
+    F.next_seq = 0;
+    for (int d = 0; d < PC_MAX_DEV; d++)
+        F.evpool[d] = NULL;
+    __atomic_store_n(&F.done_upto, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&F.devmask, 0, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,49 @@
+/* fence.h - "is a freed block safe to hand out again?"
+ *
+ * The real cudaFreeHost waits for all device work.  A cached free gives the
+ * same guarantee without waiting: it records events that cover every stream
+ * the process can have used, and the block is reused only once they have
+ * completed.  One event on each used device's legacy default stream covers
+ * that stream, every blocking stream and every per-thread default stream
+ * (they all synchronize with the legacy stream); each non-blocking stream
+ * gets its own event when it is busy; streams destroyed while busy stay
+ * covered through an event recorded at destroy time.
+ *
+ * Fences are numbered in the order they are recorded, and completion is
+ * monotonic: fence k complete implies every fence j < k is complete, so a
+ * single watermark answers most checks without any CUDA call. */
+#ifndef PC_FENCE_H
+#define PC_FENCE_H
+#include <stdint.h>
+#include "cudart_ext.h"
+
+/* Record a fence covering all GPU work enqueued so far.  *seq is 0 when the
+ * device was idle (nothing to wait for); *busy says whether work was in flight.
+ * Returns 0, or -1 when no fence can be had (stream capture under way, event
+ * failure): the caller must then not cache the block. */
+int pc_fence_record(uint64_t *seq, int *busy);
+
+/* Complete already known (no CUDA call)? */
+int pc_fence_known(uint64_t seq);
+/* Poll pending fences up to seq (CUDA event queries). */
+int pc_fence_poll(uint64_t seq);
+/* Every fence recorded so far complete? */
+int pc_fence_idle(void);
+/* Is GPU work in flight right now?  (observe mode; keeps no fence) */
+int pc_fence_busy_now(void);
+
+void pc_fence_stream_created(cudaStream_t s, unsigned int flags);
+void pc_fence_stream_destroying(cudaStream_t s);
+void pc_fence_device_used(int dev);
+void pc_fence_capture_begin(void);
+void pc_fence_capture_end(void);
+/* Number of stream captures under way (staging passes copies through then). */
+int pc_fence_capturing(void);
+
+/* In a forked child: forget the parent's CUDA state without any CUDA call. */
+void pc_fence_forget_all(void);
+
+/* A CUDA error other than "not ready" came back from a fence operation. */
+extern int pc_fence_broken;
+
+#endif

@@ -1,0 +1,291 @@
+/* hostmem.c - the host-memory API's policy: which calls the cache serves,
+ * which go to the runtime, and how errors stay identical to the runtime's. */
+#include "config.h"
+#include <string.h>
+#include "pincache.h"
+#include "fence.h"
+#include "log.h"
+#include "options.h"
+#include "pool.h"
+#include "real.h"
+#include "stats.h"
+
+static struct pc_pool pc_pool;
+
+/* A pageable address that is never pinned.  Asking the runtime about it
+ * produces exactly the error (and last-error state) the runtime gives for a
+ * pointer it does not know, which is what a block the program already freed
+ * would be without pincache. */
+static char pc_foreign_anchor[64];
+
+/* Set when a real allocation failed inside the current call while no error
+ * was pending: if a retry then succeeds, that failure must not linger as the
+ * program's last error. */
+static __thread int pc_tls_alloc_failed;
+
+/* The cache keeps blocks apart by the flags that change what the program can
+ * observe: Portable and WriteCombined, packed into a key 0..3.  Mapped is
+ * always reported (measured: cudaHostGetFlags says f|Mapped for every f), so
+ * every block is allocated Mapped.  Unknown flag bits go to the runtime,
+ * which rejects them. */
+static int pc_flags_key(unsigned int flags, unsigned *key)
+{
+    const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+    if (flags & ~known)
+        return -1;
+    *key = (flags & cudaHostAllocPortable) | ((flags & cudaHostAllocWriteCombined) ? 2u : 0u);
+    return 0;
+}
+
+static unsigned int pc_key_flags(unsigned key)
+{
+    return cudaHostAllocMapped | ((key & 1u) ? cudaHostAllocPortable : 0u) |
+           ((key & 2u) ? cudaHostAllocWriteCombined : 0u);
+}
+
+/* --- the pool's CUDA operations --- */
+
+static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
+{
+    uint64_t t0 = pc_now_ns();
+    cudaError_t pending = PC_CALL_REAL(cudaPeekAtLastError);
+    cudaError_t err = PC_CALL_REAL(cudaHostAlloc, out, size, pc_key_flags(key));
+
+    PC_STAT_INC(real_alloc_calls);
+    PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
+    if (err != cudaSuccess) {
+        PC_STAT_INC(real_alloc_fail);
+        if (pending == cudaSuccess)
+            pc_tls_alloc_failed = 1;
+        return (int)err;
+    }
+    PC_STAT_ADD(real_alloc_bytes, size);
+    return 0;
+}
+
+static void pc_ops_release(void *ctx, void *ptr, size_t size)
+{
+    uint64_t t0 = pc_now_ns();
+    PC_CALL_REAL(cudaFreeHost, ptr);
+    PC_STAT_INC(real_free_calls);
+    PC_STAT_ADD(real_free_ns, pc_now_ns() - t0);
+}
+
+static int pc_ops_fence_known(void *ctx, uint64_t seq) { return pc_fence_known(seq); }
+static int pc_ops_fence_poll(void *ctx, uint64_t seq) { return pc_fence_poll(seq); }
+static int pc_ops_device_idle(void *ctx) { return pc_fence_idle(); }
+
+static const struct pc_pool_ops pc_cuda_ops = {
+    .alloc = pc_ops_alloc,
+    .release = pc_ops_release,
+    .fence_known = pc_ops_fence_known,
+    .fence_poll = pc_ops_fence_poll,
+    .device_idle = pc_ops_device_idle,
+    .oom_error = cudaErrorMemoryAllocation,
+};
+
+void pc_hostmem_init(void)
+{
+    pc_pool_init(&pc_pool, &pc_cuda_ops, NULL, pc_opt.max_cached);
+}
+
+void pc_hostmem_after_fork_child(void)
+{
+    /* The parent's blocks are not ours to touch (the driver may not even map
+     * them into the child).  Everything passes through from now on. */
+    pthread_mutex_init(&pc_pool.lock, NULL);
+    pc_fence_forget_all();
+}
+
+static int pc_caching(void)
+{
+    return pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child && !pc_fence_broken;
+}
+
+static cudaError_t pc_real_host_alloc(void **p, size_t size, unsigned int flags)
+{
+    uint64_t t0 = pc_now_ns();
+    cudaError_t err = PC_CALL_REAL(cudaHostAlloc, p, size, flags);
+    PC_STAT_INC(alloc_passthrough);
+    if (pc_state.mode == PC_MODE_OBSERVE) {
+        PC_STAT_INC(real_alloc_calls);
+        PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
+        if (err == cudaSuccess)
+            PC_STAT_ADD(real_alloc_bytes, size);
+    }
+    return err;
+}
+
+cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags)
+{
+    unsigned key;
+    int hit, err;
+
+    pc_state.cuda_used = 1;
+    if (pc_state.mode == PC_MODE_OFF)
+        return PC_CALL_REAL(cudaHostAlloc, p, size, flags);
+    PC_STAT_INC(alloc_calls);
+    PC_STAT_ADD(alloc_bytes, size);
+    /* NULL, size 0 and bad flags: the runtime's own answer is the right one. */
+    if (!pc_caching() || !p || size == 0 || pc_flags_key(flags, &key) != 0)
+        return pc_real_host_alloc(p, size, flags);
+    pc_tls_alloc_failed = 0;
+    err = pc_pool_alloc(&pc_pool, size, key, p, &hit);
+    if (err < 0)                      /* too large to cache */
+        return pc_real_host_alloc(p, size, flags);
+    if (err == 0 && pc_tls_alloc_failed)
+        PC_CALL_REAL(cudaGetLastError);   /* the retry after trimming worked */
+    return (cudaError_t)err;
+}
+
+static cudaError_t pc_real_free_host(void *p)
+{
+    uint64_t t0, dt;
+    int busy = 0;
+    cudaError_t err;
+
+    if (pc_state.mode == PC_MODE_OBSERVE && p && !pc_state.forked_child)
+        busy = pc_fence_busy_now();
+    t0 = pc_now_ns();
+    err = PC_CALL_REAL(cudaFreeHost, p);
+    dt = pc_now_ns() - t0;
+    PC_STAT_INC(free_passthrough);
+    PC_STAT_INC(real_free_calls);
+    PC_STAT_ADD(real_free_ns, dt);
+    if (busy) {
+        PC_STAT_INC(would_sync);
+        PC_STAT_ADD(would_sync_ns, dt);
+    }
+    return err;
+}
+
+cudaError_t pc_free_host(void *p)
+{
+    uint64_t seq = 0;
+    int busy = 0;
+
+    pc_state.cuda_used = 1;
+    if (pc_state.mode == PC_MODE_OFF)
+        return PC_CALL_REAL(cudaFreeHost, p);
+    PC_STAT_INC(free_calls);
+    if (!pc_caching() || !p)
+        return pc_real_free_host(p);
+
+    switch (pc_pool_state(&pc_pool, p, 0)) {
+    case PC_BLOCK_NONE:
+        return pc_real_free_host(p);
+    case PC_BLOCK_IDLE:
+        PC_STAT_INC(free_invalid);
+        return PC_CALL_REAL(cudaFreeHost, pc_foreign_anchor);
+    case PC_BLOCK_LIVE:
+        break;
+    }
+    if (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0) {
+        /* No fence to be had: let the runtime free it, with its full wait. */
+        if (pc_pool_forget(&pc_pool, p) == 0)
+            return pc_real_free_host(p);
+        return PC_CALL_REAL(cudaFreeHost, pc_foreign_anchor);
+    }
+    if (pc_pool_free(&pc_pool, p, seq) != PC_BLOCK_LIVE) {
+        PC_STAT_INC(free_invalid);   /* lost a race with another free of p */
+        return PC_CALL_REAL(cudaFreeHost, pc_foreign_anchor);
+    }
+    PC_STAT_INC(free_cached);
+    if (busy)
+        PC_STAT_INC(syncs_avoided);
+    pc_pool_enforce_cap(&pc_pool);
+    return cudaSuccess;
+}
+
+/* A pointer into a block the program has freed must look foreign. */
+static int pc_is_idle_block(const void *p)
+{
+    return pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child && p &&
+           pc_pool_state(&pc_pool, p, 1) == PC_BLOCK_IDLE;
+}
+
+cudaError_t pc_host_get_flags(unsigned int *flags, void *p)
+{
+    return PC_CALL_REAL(cudaHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+}
+
+cudaError_t pc_host_get_device_pointer(void **pdev, void *p, unsigned int flags)
+{
+    return PC_CALL_REAL(cudaHostGetDevicePointer, pdev, pc_is_idle_block(p) ? pc_foreign_anchor : p, flags);
+}
+
+cudaError_t pc_pointer_get_attributes(struct cudaPointerAttributes *a, const void *p)
+{
+    cudaError_t err;
+
+    if (!pc_is_idle_block(p))
+        return PC_CALL_REAL(cudaPointerGetAttributes, a, p);
+    err = PC_CALL_REAL(cudaPointerGetAttributes, a, pc_foreign_anchor);
+    if (err == cudaSuccess && a) {
+        if (a->hostPointer == (void *)pc_foreign_anchor)
+            a->hostPointer = (void *)p;
+        if (a->devicePointer == (void *)pc_foreign_anchor)
+            a->devicePointer = (void *)p;
+    }
+    return err;
+}
+
+cudaError_t pc_host_register(void *p, size_t size, unsigned int flags)
+{
+    pc_state.cuda_used = 1;
+    if (pc_state.mode != PC_MODE_OFF) {
+        PC_STAT_INC(register_calls);
+        PC_STAT_ADD(register_bytes, size);
+    }
+    return PC_CALL_REAL(cudaHostRegister, p, size, flags);
+}
+
+cudaError_t pc_host_unregister(void *p)
+{
+    pc_state.cuda_used = 1;
+    if (pc_state.mode != PC_MODE_OFF)
+        PC_STAT_INC(unregister_calls);
+    return PC_CALL_REAL(cudaHostUnregister, p);
+}
+
+/* --- streams, devices, capture: keep the fences' view complete --- */
+
+cudaError_t pc_stream_created(cudaError_t r, cudaStream_t *s, unsigned int flags)
+{
+    pc_state.cuda_used = 1;
+    if (r == cudaSuccess && s && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
+        pc_fence_stream_created(*s, flags);
+    return r;
+}
+
+void pc_stream_destroying(cudaStream_t s)
+{
+    if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
+        pc_fence_stream_destroying(s);
+}
+
+cudaError_t pc_device_set(cudaError_t r, int dev)
+{
+    if (r == cudaSuccess && !pc_state.forked_child)
+        pc_fence_device_used(dev);
+    return r;
+}
+
+cudaError_t pc_capture_began(cudaError_t r)
+{
+    if (r == cudaSuccess)
+        pc_fence_capture_begin();
+    return r;
+}
+
+cudaError_t pc_capture_ended(cudaError_t r)
+{
+    pc_fence_capture_end();
+    return r;
+}
+
+/* Is p inside a block the cache owns (live)?  For copy accounting. */
+int pc_hostmem_owns(const void *p)
+{
+    return p && pc_pool_state(&pc_pool, p, 1) == PC_BLOCK_LIVE;
+}

@@ -1,0 +1,76 @@
+/* init.c - start-up, fork and exit. */
+#include "config.h"
+#include <pthread.h>
+#include <unistd.h>
+#include "pincache.h"
+#include "log.h"
+#include "options.h"
+#include "report.h"
+#include "stats.h"
+#include "real.h"
+#include "fence.h"
+
+struct pc_state pc_state;
+__thread int pc_tls_depth __attribute__((tls_model("initial-exec")));
+
+static pthread_once_t pc_once = PTHREAD_ONCE_INIT;
+static int pc_reported;       /* atomic: the report is written once */
+
+static void pc_atfork_child(void)
+{
+    /* The child must not touch the parent's CUDA state: no fences, no frees.
+     * Its report covers only what it does itself, if anything. */
+    pc_state.forked_child = 1;
+    pc_state.cuda_used = 0;
+    pc_state.start_ns = pc_now_ns();
+    pc_stats_reset();
+    pc_hostmem_after_fork_child();
+    __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
+}
+
+static void pc_init_once(void)
+{
+    pc_options_init();
+    pc_state.mode = pc_opt.mode;
+    pc_state.start_ns = pc_now_ns();
+    pc_hostmem_init();
+    pthread_atfork(NULL, NULL, pc_atfork_child);
+    __atomic_store_n(&pc_state.inited, 1, __ATOMIC_RELEASE);
+}
+
+void pc_init(void)
+{
+    pthread_once(&pc_once, pc_init_once);
+}
+
+__attribute__((constructor)) static void pc_ctor(void)
+{
+    pc_init();
+}
+
+/* Runs at exit() from any thread and at dlclose.  No CUDA calls here: the
+ * runtime may already be torn down.  Cached blocks are not freed either. */
+__attribute__((destructor)) static void pc_dtor(void)
+{
+    struct pc_report_info info;
+    static const char *const mode_names[] = { "cache", "observe", "off" };
+
+    if (!pc_state.inited || pc_state.mode == PC_MODE_OFF)
+        return;
+    if (pc_state.forked_child && !pc_state.cuda_used)
+        return;
+    if (__atomic_exchange_n(&pc_reported, 1, __ATOMIC_ACQ_REL))
+        return;
+    pc_tls_depth = 1;        /* nothing below may re-enter a wrapper */
+    info = (struct pc_report_info){
+        .mode = mode_names[pc_state.mode],
+        .pid = (int)getpid(),
+        .max_cached = pc_opt.max_cached,
+        .cuda_used = pc_state.cuda_used,
+        .forked_child = pc_state.forked_child,
+        .broken = pc_fence_broken,
+        .start_ns = pc_state.start_ns,
+        .end_ns = pc_now_ns(),
+    };
+    pc_report_write(&info);
+}

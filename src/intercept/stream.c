@@ -1,0 +1,71 @@
+/* Streams, devices and capture: forwarded, and reported to the fences. */
+#include "config.h"
+#include "pincache.h"
+#include "real.h"
+
+PC_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+    PC_FORWARD(cudaStreamCreate, pc_stream_created(PC_CALL_REAL(cudaStreamCreate, s), s, cudaStreamDefault), s);
+}
+
+PC_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
+{
+    PC_FORWARD(cudaStreamCreateWithFlags,
+               pc_stream_created(PC_CALL_REAL(cudaStreamCreateWithFlags, s, flags), s, flags), s, flags);
+}
+
+PC_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int priority)
+{
+    PC_FORWARD(cudaStreamCreateWithPriority,
+               pc_stream_created(PC_CALL_REAL(cudaStreamCreateWithPriority, s, flags, priority), s, flags),
+               s, flags, priority);
+}
+
+PC_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    PC_FORWARD(cudaStreamDestroy, (pc_stream_destroying(s), PC_CALL_REAL(cudaStreamDestroy, s)), s);
+}
+
+PC_EXPORT cudaError_t cudaSetDevice(int dev)
+{
+    PC_FORWARD(cudaSetDevice, pc_device_set(PC_CALL_REAL(cudaSetDevice, dev), dev), dev);
+}
+
+PC_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
+{
+    PC_FORWARD(cudaStreamBeginCapture, pc_capture_began(PC_CALL_REAL(cudaStreamBeginCapture, s, mode)), s, mode);
+}
+
+PC_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t s, enum cudaStreamCaptureMode mode)
+{
+    PC_FORWARD(cudaStreamBeginCapture_ptsz,
+               pc_capture_began(PC_CALL_REAL(cudaStreamBeginCapture_ptsz, s, mode)), s, mode);
+}
+
+PC_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t *deps,
+                                                    const cudaGraphEdgeData *data, size_t n,
+                                                    enum cudaStreamCaptureMode mode)
+{
+    PC_FORWARD(cudaStreamBeginCaptureToGraph,
+               pc_capture_began(PC_CALL_REAL(cudaStreamBeginCaptureToGraph, s, g, deps, data, n, mode)),
+               s, g, deps, data, n, mode);
+}
+
+PC_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t *deps,
+                                                         const cudaGraphEdgeData *data, size_t n,
+                                                         enum cudaStreamCaptureMode mode)
+{
+    PC_FORWARD(cudaStreamBeginCaptureToGraph_ptsz,
+               pc_capture_began(PC_CALL_REAL(cudaStreamBeginCaptureToGraph_ptsz, s, g, deps, data, n, mode)),
+               s, g, deps, data, n, mode);
+}
+
+PC_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
+{
+    PC_FORWARD(cudaStreamEndCapture, pc_capture_ended(PC_CALL_REAL(cudaStreamEndCapture, s, g)), s, g);
+}
+
+PC_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t s, cudaGraph_t *g)
+{
+    PC_FORWARD(cudaStreamEndCapture_ptsz, pc_capture_ended(PC_CALL_REAL(cudaStreamEndCapture_ptsz, s, g)), s, g);
+}

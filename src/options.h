@@ -1,0 +1,51 @@
+/* options.h - PINCACHE_* configuration, generated from options.def. */
+#ifndef PC_OPTIONS_H
+#define PC_OPTIONS_H
+#include <stddef.h>
+
+#define PC_OPT_CTYPE_BOOL int
+#define PC_OPT_CTYPE_SIZE size_t
+#define PC_OPT_CTYPE_INT  long
+#define PC_OPT_CTYPE_STR  const char *
+#define PC_OPT_CTYPE_ENUM int
+
+struct pc_options {
+#define OPT(field, env, type, def, choices, help) PC_OPT_CTYPE_##type field;
+#include "options.def"
+#undef OPT
+};
+
+/* Enum values, in the order of their CHOICES strings. */
+enum { PC_MODE_CACHE = 0, PC_MODE_OBSERVE = 1, PC_MODE_OFF = 2 };
+enum { PC_LOG_ERROR = 0, PC_LOG_WARN = 1, PC_LOG_INFO = 2, PC_LOG_DEBUG = 3 };
+
+/* The effective configuration.  Written once by pc_options_init() before any
+ * other module runs, read-only afterwards (no lock needed). */
+extern struct pc_options pc_opt;
+
+/* Read every PINCACHE_* variable.  A bad value logs one warning naming the
+ * variable and keeps the default.  Prints the table when PINCACHE_HELP is
+ * set and the effective values when PINCACHE_VERBOSE is set (both to stderr).
+ * getenv is called nowhere else in the library. */
+void pc_options_init(void);
+
+/* Parse helpers, exposed for the unit tests.  Return 0 or -EINVAL. */
+int pc_parse_bool(const char *s, int *out);
+int pc_parse_size(const char *s, size_t *out);
+int pc_parse_enum(const char *s, const char *choices, int *out);
+
+/* A size as PINCACHE_MAX_CACHED would take it, in the largest unit that is
+ * exact ("4G", "1536M", "1000").  snprintf-like return. */
+int pc_format_size(char *buf, unsigned long n, size_t v);
+
+/* Write "PINCACHE_X  default  help" lines (the PINCACHE_HELP text) to fd. */
+void pc_options_print_help(int fd);
+/* Write "PINCACHE_X=value" for every option (the PINCACHE_VERBOSE text) to fd. */
+void pc_options_print_effective(int fd);
+
+/* Environment values that are not options but that the report needs
+ * (rank, host), read here so that getenv stays in one module.  The returned
+ * string is owned by the environment; NULL when unset. */
+const char *pc_env_rank(void);
+
+#endif

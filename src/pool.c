@@ -1,0 +1,271 @@
+/* pool.c - size classes, idle lists, cap and trimming.  No CUDA here. */
+#include "config.h"
+#include <stdlib.h>
+#include "pool.h"
+#include "stats.h"
+
+size_t pc_size_class(size_t n, unsigned *idx)
+{
+    unsigned shift;
+    size_t step, size;
+
+    if (n == 0)
+        return 0;
+    if (n <= PC_CLASS_SMALL) {
+        size = (n + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);
+        *idx = (unsigned)(size / PC_CLASS_PAGE) - 1;
+        return size;
+    }
+    shift = 63 - (unsigned)__builtin_clzll((unsigned long long)(n - 1)); /* 2^shift < n <= 2^(shift+1) */
+    if (shift >= PC_CLASS_MAXSHIFT)
+        return 0;
+    step = (size_t)1 << (shift - 3);
+    size = (n + step - 1) & ~(step - 1);
+    *idx = 16 + (shift - 16) * 8 + (unsigned)((size - ((size_t)1 << shift)) / step) - 1;
+    return size;
+}
+
+void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached)
+{
+    *p = (struct pc_pool){0};
+    pthread_mutex_init(&p->lock, NULL);
+    p->ops = ops;
+    p->ctx = ctx;
+    p->max_cached = max_cached;
+}
+
+/* --- idle lists (lock held) --- */
+
+static void pc_idle_push(struct pc_pool *p, struct pc_block *b)
+{
+    struct pc_bucket *q = &p->bucket[b->cls][b->key];
+    /* Blocks with nothing to wait for go first: they can be handed out now. */
+    if (b->fence == 0 || !q->head) {
+        b->prev = NULL;
+        b->next = q->head;
+        if (q->head) q->head->prev = b; else q->tail = b;
+        q->head = b;
+    } else {
+        b->next = NULL;
+        b->prev = q->tail;
+        q->tail->next = b;
+        q->tail = b;
+    }
+    b->lru_next = NULL;
+    b->lru_prev = p->lru_tail;
+    if (p->lru_tail) p->lru_tail->lru_next = b; else p->lru_head = b;
+    p->lru_tail = b;
+    b->idle = 1;
+    p->cached += b->size;
+}
+
+static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
+{
+    struct pc_bucket *q = &p->bucket[b->cls][b->key];
+    if (b->prev) b->prev->next = b->next; else q->head = b->next;
+    if (b->next) b->next->prev = b->prev; else q->tail = b->prev;
+    if (b->lru_prev) b->lru_prev->lru_next = b->lru_next; else p->lru_head = b->lru_next;
+    if (b->lru_next) b->lru_next->lru_prev = b->lru_prev; else p->lru_tail = b->lru_prev;
+    b->prev = b->next = b->lru_prev = b->lru_next = NULL;
+    b->idle = 0;
+    p->cached -= b->size;
+}
+
+static void pc_hand_out(struct pc_block *b, size_t req)
+{
+    b->req = req;
+    PC_GAUGE_ADD(cached_bytes, -(int64_t)b->size);
+    PC_GAUGE_ADD(live_bytes, b->size);
+    PC_GAUGE_ADD(requested_bytes, req);
+}
+
+/* The oldest idle block of a bucket if its fence is known complete. */
+static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, uint64_t *wait_seq)
+{
+    struct pc_block *b = q->head;
+    *wait_seq = 0;
+    if (!b)
+        return NULL;
+    if (b->fence == 0 || p->ops->fence_known(p->ctx, b->fence)) {
+        pc_idle_unlink(p, b);
+        return b;
+    }
+    *wait_seq = b->fence;
+    return NULL;
+}
+
+static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned key, size_t req, void **out)
+{
+    struct pc_block *b;
+    void *ptr = NULL;
+    int err = p->ops->alloc(p->ctx, size, key, &ptr);
+
+    if (err == p->ops->oom_error && p->cached > 0) {
+        PC_STAT_INC(oom_retries);
+        pc_pool_trim(p, 0);
+        err = p->ops->alloc(p->ctx, size, key, &ptr);
+    }
+    if (err)
+        return err;
+    b = calloc(1, sizeof *b);
+    if (!b)
+        goto fail_release;
+    b->ptr = ptr;
+    b->size = size;
+    b->req = req;
+    b->key = key;
+    b->cls = cls;
+    pthread_mutex_lock(&p->lock);
+    if (pc_registry_add(&p->reg, b) != 0) {
+        pthread_mutex_unlock(&p->lock);
+        free(b);
+        goto fail_release;
+    }
+    pthread_mutex_unlock(&p->lock);
+    PC_GAUGE_ADD(held_bytes, size);
+    PC_GAUGE_ADD(live_bytes, size);
+    PC_GAUGE_ADD(requested_bytes, req);
+    *out = ptr;
+    return 0;
+
+fail_release:
+    /* Bookkeeping failed: release it; the program still gets a working block
+     * from the runtime directly. */
+    p->ops->release(p->ctx, ptr, size);
+    return p->ops->alloc(p->ctx, req, key, out);
+}
+
+int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit)
+{
+    unsigned cls;
+    size_t size = pc_size_class(req, &cls);
+    struct pc_bucket *q;
+    struct pc_block *b;
+    uint64_t wait_seq;
+
+    *hit = 0;
+    if (size == 0 || key >= PC_NKEY)
+        return -1;
+    q = &p->bucket[cls][key];
+
+    pthread_mutex_lock(&p->lock);
+    b = pc_take_ready(p, q, &wait_seq);
+    pthread_mutex_unlock(&p->lock);
+    if (!b && wait_seq) {
+        /* The oldest candidate is still fenced: poll outside the lock (a
+         * CUDA call), then look once more. */
+        PC_STAT_INC(alloc_fence_waits);
+        if (p->ops->fence_poll(p->ctx, wait_seq)) {
+            pthread_mutex_lock(&p->lock);
+            b = pc_take_ready(p, q, &wait_seq);
+            pthread_mutex_unlock(&p->lock);
+        }
+    }
+    if (b) {
+        pc_hand_out(b, req);
+        PC_STAT_INC(alloc_hits);
+        *hit = 1;
+        *out = b->ptr;
+        return 0;
+    }
+    PC_STAT_INC(alloc_misses);
+    return pc_real_alloc(p, size, cls, key, req, out);
+}
+
+enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interior)
+{
+    struct pc_block *b;
+    enum pc_block_state st = PC_BLOCK_NONE;
+
+    pthread_mutex_lock(&p->lock);
+    b = interior ? pc_registry_find_interior(&p->reg, ptr) : pc_registry_find(&p->reg, ptr);
+    if (b)
+        st = b->idle ? PC_BLOCK_IDLE : PC_BLOCK_LIVE;
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}
+
+enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)
+{
+    struct pc_block *b;
+    size_t size = 0, req = 0;
+    enum pc_block_state st = PC_BLOCK_NONE;
+
+    pthread_mutex_lock(&p->lock);
+    b = pc_registry_find(&p->reg, ptr);
+    if (b && b->idle) {
+        st = PC_BLOCK_IDLE;
+    } else if (b) {
+        st = PC_BLOCK_LIVE;
+        b->fence = fence;
+        size = b->size;
+        req = b->req;
+        b->req = 0;
+        pc_idle_push(p, b);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (st == PC_BLOCK_LIVE) {
+        PC_GAUGE_ADD(live_bytes, -(int64_t)size);
+        PC_GAUGE_ADD(requested_bytes, -(int64_t)req);
+        PC_GAUGE_ADD(cached_bytes, size);
+    }
+    return st;
+}
+
+int pc_pool_forget(struct pc_pool *p, void *ptr)
+{
+    struct pc_block *b;
+
+    pthread_mutex_lock(&p->lock);
+    b = pc_registry_find(&p->reg, ptr);
+    if (!b || b->idle) {
+        pthread_mutex_unlock(&p->lock);
+        return -1;
+    }
+    pc_registry_del(&p->reg, b);
+    pthread_mutex_unlock(&p->lock);
+    PC_GAUGE_ADD(live_bytes, -(int64_t)b->size);
+    PC_GAUGE_ADD(requested_bytes, -(int64_t)b->req);
+    PC_GAUGE_ADD(held_bytes, -(int64_t)b->size);
+    free(b);
+    return 0;
+}
+
+void pc_pool_trim(struct pc_pool *p, size_t target)
+{
+    struct pc_block *victims = NULL, *b;
+
+    pthread_mutex_lock(&p->lock);
+    while (p->cached > target && (b = p->lru_head) != NULL) {
+        pc_idle_unlink(p, b);
+        pc_registry_del(&p->reg, b);
+        b->next = victims;
+        victims = b;
+    }
+    pthread_mutex_unlock(&p->lock);
+
+    /* Released outside the lock: each real free waits for the device. */
+    while ((b = victims) != NULL) {
+        victims = b->next;
+        p->ops->release(p->ctx, b->ptr, b->size);
+        PC_STAT_INC(trim_blocks);
+        PC_STAT_ADD(real_free_bytes, b->size);
+        PC_GAUGE_ADD(cached_bytes, -(int64_t)b->size);
+        PC_GAUGE_ADD(held_bytes, -(int64_t)b->size);
+        free(b);
+    }
+}
+
+void pc_pool_enforce_cap(struct pc_pool *p)
+{
+    size_t cached;
+
+    pthread_mutex_lock(&p->lock);
+    cached = p->cached;
+    pthread_mutex_unlock(&p->lock);
+    if (cached <= p->max_cached)
+        return;
+    if (cached <= p->max_cached + p->max_cached / 8 && !p->ops->device_idle(p->ctx))
+        return;
+    pc_pool_trim(p, p->max_cached);
+}

@@ -1,0 +1,37 @@
+/* registry.h - every real pinned block the cache owns, live or idle.
+ * Exact lookups go through a uthash table; interior lookups (a pointer into
+ * a block) through an address-sorted array.  Both change only when a real
+ * block is allocated or released, never on the cache's hit path.
+ * Not thread-safe: the pool's lock protects it. */
+#ifndef PC_REGISTRY_H
+#define PC_REGISTRY_H
+#include <stddef.h>
+#include <stdint.h>
+#include <uthash.h>
+
+struct pc_block {
+    void *ptr;
+    size_t size;               /* bytes really allocated: the size class */
+    size_t req;                /* bytes the program asked for (while live) */
+    unsigned key;              /* allocation flags that change behaviour */
+    unsigned cls;              /* size-class index */
+    int idle;                  /* 1 while the cache holds it */
+    uint64_t fence;            /* fence recorded at free; 0 = nothing to wait for */
+    struct pc_block *prev, *next;         /* idle list of its bucket */
+    struct pc_block *lru_prev, *lru_next; /* all idle blocks, least recent first */
+    UT_hash_handle hh;
+};
+
+struct pc_registry {
+    struct pc_block *by_ptr;   /* uthash, keyed by ptr */
+    struct pc_block **by_addr; /* sorted by ptr */
+    size_t n, cap;
+};
+
+int pc_registry_add(struct pc_registry *r, struct pc_block *b);  /* 0 or -ENOMEM */
+void pc_registry_del(struct pc_registry *r, struct pc_block *b);
+struct pc_block *pc_registry_find(const struct pc_registry *r, const void *p);
+/* The block whose [ptr, ptr+size) contains p, or NULL. */
+struct pc_block *pc_registry_find_interior(const struct pc_registry *r, const void *p);
+
+#endif

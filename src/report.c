@@ -1,0 +1,471 @@
+/* report.c - what the exit report says.  The numbers are computed once
+ * (struct pc_report) and written through one emitter as text or JSON; the
+ * statistics section is generated from stats.def.
+ *
+ * Runs at exit, possibly after the CUDA runtime was torn down: only open,
+ * write, rename and stack buffers. */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>      /* rename() only: no stdio streams here */
+#include <string.h>
+#include <unistd.h>
+#include "emit.h"
+#include "log.h"
+#include "options.h"
+#include "report.h"
+#include "stats.h"
+
+#define PC_REPORT_PATH_MAX 4096
+#define PC_REPORT_MAX_HINTS 2
+
+/* Everything both renderings read, computed once. */
+struct pc_report {
+    const struct pc_report_info *info;
+    const struct pc_stats *st;
+    const char *rank;          /* NULL when unset */
+    const char *host;
+    int observe;
+    uint64_t wall_ns;
+    int64_t rank_num;
+    int rank_is_num;
+    double hit_rate;           /* hits / (hits + misses) */
+    int hit_rate_ok;
+    double waste_pct;          /* rounding waste at the peaks */
+};
+
+static int pc_ascii_ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = (*a >= 'A' && *a <= 'Z') ? (char)(*a + 32) : *a;
+        if (x != *b)
+            return 0;
+    }
+    return *a == *b;
+}
+
+static void pc_report_compute(struct pc_report *r, const struct pc_report_info *info,
+                              const struct pc_stats *st, const char *rank, const char *host)
+{
+    uint64_t tries = st->alloc_hits + st->alloc_misses;
+    const char *p;
+
+    memset(r, 0, sizeof *r);
+    r->info = info;
+    r->st = st;
+    r->rank = rank && *rank ? rank : NULL;
+    r->host = host ? host : "unknown";
+    r->observe = info->mode && pc_ascii_ieq(info->mode, "observe");
+    r->wall_ns = info->end_ns > info->start_ns ? info->end_ns - info->start_ns : 0;
+    if (r->rank) {
+        r->rank_is_num = 1;
+        for (p = r->rank; *p; p++) {
+            if (*p < '0' || *p > '9' || r->rank_num > 100000000) {
+                r->rank_is_num = 0;
+                break;
+            }
+            r->rank_num = r->rank_num * 10 + (*p - '0');
+        }
+    }
+    if (tries) {
+        r->hit_rate = (double)st->alloc_hits / (double)tries;
+        r->hit_rate_ok = 1;
+    }
+    /* Blocks are rounded up to size classes: compare what was handed out
+     * with what was asked for, both at their peaks. */
+    if (st->requested_bytes_peak > 0 && st->live_bytes_peak > st->requested_bytes_peak)
+        r->waste_pct = 100.0 * (double)(st->live_bytes_peak - st->requested_bytes_peak) /
+                       (double)st->requested_bytes_peak;
+}
+
+/* Short-lived text of one value, for sentences. */
+struct pc_h {
+    char s[48];
+};
+
+static const char *pc_hu(struct pc_h *h, int type, uint64_t v)
+{
+    pc_emit_human(h->s, sizeof h->s, type, &v);
+    return h->s;
+}
+
+static const char *pc_hi(struct pc_h *h, int type, int64_t v)
+{
+    pc_emit_human(h->s, sizeof h->s, type | PC_EMIT_SIGNED, &v);
+    return h->s;
+}
+
+/* "N to the device (X at R), M from it (Y at R)", leaving out a direction
+ * with no copies.  Bytes per nanosecond are GB/s, as copy rates are quoted. */
+static void pc_copy_dirs(char *buf, unsigned long n, uint64_t h2d, uint64_t h2d_bytes,
+                         uint64_t h2d_ns, uint64_t d2h, uint64_t d2h_bytes, uint64_t d2h_ns)
+{
+    struct pc_h a, b;
+    int len = 0;
+
+    buf[0] = '\0';
+    if (h2d)
+        len = pc_fmt(buf, n, "%s to the device (%s at %.1f GB/s)", pc_hu(&a, PC_EMIT_COUNT, h2d),
+                     pc_hu(&b, PC_EMIT_BYTES, h2d_bytes),
+                     h2d_ns ? (double)h2d_bytes / (double)h2d_ns : 0.0);
+    if (d2h && (unsigned long)len < n)
+        pc_fmt(buf + len, n - (unsigned long)len, "%s%s from the device (%s at %.1f GB/s)",
+               len ? ", " : "", pc_hu(&a, PC_EMIT_COUNT, d2h), pc_hu(&b, PC_EMIT_BYTES, d2h_bytes),
+               d2h_ns ? (double)d2h_bytes / (double)d2h_ns : 0.0);
+}
+
+static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
+{
+    const struct pc_stats *st = r->st;
+    const struct pc_report_info *in = r->info;
+    struct pc_h a, b, c, d, f, hr;
+    char extra[160];
+
+    pc_emit_line(e, "exit report (%s mode, %s%s%s on %s%s)", in->mode ? in->mode : "unknown",
+                 pc_hu(&a, PC_EMIT_NSEC, r->wall_ns), r->rank ? ", rank " : "",
+                 r->rank ? r->rank : "", r->host, in->forked_child ? ", forked child" : "");
+
+    /* The headline: what cudaFreeHost would have cost. */
+    if (r->observe) {
+        if (st->would_sync)
+            pc_emit_line(e, "cudaFreeHost: %s calls; %s synchronized the device, for %s in all",
+                         pc_hu(&a, PC_EMIT_COUNT, st->free_calls),
+                         pc_hu(&b, PC_EMIT_COUNT, st->would_sync),
+                         pc_hu(&c, PC_EMIT_NSEC, st->would_sync_ns));
+        else
+            pc_emit_line(e, "cudaFreeHost: %s calls; none synchronized the device",
+                         pc_hu(&a, PC_EMIT_COUNT, st->free_calls));
+    } else {
+        extra[0] = '\0';
+        if (st->free_passthrough || st->free_invalid)
+            pc_fmt(extra, sizeof extra, "; %s passed through, %s rejected as double frees",
+                   pc_hu(&d, PC_EMIT_COUNT, st->free_passthrough),
+                   pc_hu(&f, PC_EMIT_COUNT, st->free_invalid));
+        pc_emit_line(e, "cudaFreeHost: %s calls; %s would have synchronized the device; "
+                        "%s kept in the cache%s",
+                     pc_hu(&a, PC_EMIT_COUNT, st->free_calls),
+                     pc_hu(&b, PC_EMIT_COUNT, st->syncs_avoided),
+                     pc_hu(&c, PC_EMIT_COUNT, st->free_cached), extra);
+    }
+
+    if (r->observe) {
+        pc_emit_line(e, "allocations: %s calls for %s, passed through (observe mode)",
+                     pc_hu(&a, PC_EMIT_COUNT, st->alloc_calls),
+                     pc_hu(&b, PC_EMIT_BYTES, st->alloc_bytes));
+    } else {
+        extra[0] = '\0';
+        if (st->alloc_passthrough || st->alloc_fence_waits)
+            pc_fmt(extra, sizeof extra, "; %s passed through; %s waited for a fenced block",
+                   pc_hu(&d, PC_EMIT_COUNT, st->alloc_passthrough),
+                   pc_hu(&f, PC_EMIT_COUNT, st->alloc_fence_waits));
+        pc_emit_human(hr.s, sizeof hr.s, PC_EMIT_RATIO, r->hit_rate_ok ? &r->hit_rate : NULL);
+        pc_emit_line(e, "allocations: %s calls for %s; %s hits, %s misses (hit rate %s)%s",
+                     pc_hu(&a, PC_EMIT_COUNT, st->alloc_calls),
+                     pc_hu(&b, PC_EMIT_BYTES, st->alloc_bytes),
+                     pc_hu(&c, PC_EMIT_COUNT, st->alloc_hits),
+                     pc_hu(&d, PC_EMIT_COUNT, st->alloc_misses), hr.s, extra);
+    }
+
+    if (st->real_alloc_calls || st->real_free_calls) {
+        extra[0] = '\0';
+        if (st->real_alloc_fail)
+            pc_fmt(extra, sizeof extra, " (%s failed, %s retried after trimming)",
+                   pc_hu(&d, PC_EMIT_COUNT, st->real_alloc_fail),
+                   pc_hu(&f, PC_EMIT_COUNT, st->oom_retries));
+        pc_emit_line(e, "real calls: cudaHostAlloc %s times%s for %s in %s; cudaFreeHost %s times in %s",
+                     pc_hu(&a, PC_EMIT_COUNT, st->real_alloc_calls), extra,
+                     pc_hu(&b, PC_EMIT_BYTES, st->real_alloc_bytes),
+                     pc_hu(&c, PC_EMIT_NSEC, st->real_alloc_ns),
+                     pc_hu(&d, PC_EMIT_COUNT, st->real_free_calls),
+                     pc_hu(&f, PC_EMIT_NSEC, st->real_free_ns));
+    }
+
+    if (r->observe && st->live_bytes_peak > 0) {
+        pc_emit_line(e, "memory: peak %s pinned by the program",
+                     pc_hi(&a, PC_EMIT_BYTES, st->live_bytes_peak));
+    } else if (!r->observe && (st->live_bytes_peak > 0 || st->cached_bytes_peak > 0)) {
+        double w = r->waste_pct;
+        struct pc_h g;
+        pc_emit_human(g.s, sizeof g.s, PC_EMIT_PCT, &w);
+        pc_emit_line(e, "memory: peak %s live for %s requested (%s rounding waste); "
+                        "peak %s idle in the cache (cap %s)",
+                     pc_hi(&a, PC_EMIT_BYTES, st->live_bytes_peak),
+                     pc_hi(&b, PC_EMIT_BYTES, st->requested_bytes_peak), g.s,
+                     pc_hi(&c, PC_EMIT_BYTES, st->cached_bytes_peak),
+                     pc_hu(&d, PC_EMIT_BYTES, in->max_cached));
+    }
+
+    if (st->memcpy_calls)
+        pc_emit_line(e, "copies: %s cudaMemcpy-family calls, %s in 1D copies, %s with a cached host block",
+                     pc_hu(&a, PC_EMIT_COUNT, st->memcpy_calls),
+                     pc_hu(&b, PC_EMIT_BYTES, st->memcpy_bytes),
+                     pc_hu(&c, PC_EMIT_COUNT, st->memcpy_cached_src));
+
+    if (st->stage_h2d_calls || st->stage_d2h_calls) {
+        pc_copy_dirs(extra, sizeof extra, st->stage_h2d_calls, st->stage_h2d_bytes,
+                     st->stage_h2d_ns, st->stage_d2h_calls, st->stage_d2h_bytes, st->stage_d2h_ns);
+        pc_emit_line(e, "pageable copies staged: %s", extra);
+    }
+    if (st->stage_h2d_driver_calls || st->stage_d2h_driver_calls) {
+        pc_copy_dirs(extra, sizeof extra, st->stage_h2d_driver_calls, st->stage_h2d_driver_bytes,
+                     st->stage_h2d_driver_ns, st->stage_d2h_driver_calls,
+                     st->stage_d2h_driver_bytes, st->stage_d2h_driver_ns);
+        pc_emit_line(e, "pageable copies left to the runtime: %s", extra);
+    }
+
+    if (st->register_calls || st->unregister_calls)
+        pc_emit_line(e, "cudaHostRegister: %s calls for %s, %s cudaHostUnregister (passed through, not cached)",
+                     pc_hu(&a, PC_EMIT_COUNT, st->register_calls),
+                     pc_hu(&b, PC_EMIT_BYTES, st->register_bytes),
+                     pc_hu(&c, PC_EMIT_COUNT, st->unregister_calls));
+
+    if (in->broken)
+        pc_emit_line(e, "CUDA reported errors while fencing; caching stopped and calls were passed through");
+}
+
+/* At most PC_REPORT_MAX_HINTS, most useful first. */
+static void pc_report_hints(struct pc_emitter *e, const struct pc_report *r)
+{
+    const struct pc_stats *st = r->st;
+    struct pc_h a, b, c;
+    int n = 0;
+
+    if (r->info->broken)
+        return;      /* the numbers after the break say little */
+    if (r->observe && st->would_sync && n++ < PC_REPORT_MAX_HINTS)
+        pc_emit_line(e, "run in cache mode (pincache run without --observe) to avoid %s device "
+                        "synchronizations (%s stalled)",
+                     pc_hu(&a, PC_EMIT_COUNT, st->would_sync),
+                     pc_hu(&b, PC_EMIT_NSEC, st->would_sync_ns));
+    if (!r->observe && st->real_alloc_fail && n++ < PC_REPORT_MAX_HINTS) {
+        char cap[32];
+        pc_format_size(cap, sizeof cap, r->info->max_cached);
+        pc_emit_line(e, "%s real pinned allocations failed: pinned host memory is short; lower "
+                        "PINCACHE_MAX_CACHED (now %s) or free pinned buffers sooner",
+                     pc_hu(&a, PC_EMIT_COUNT, st->real_alloc_fail), cap);
+    } else if (!r->observe && st->trim_blocks && n++ < PC_REPORT_MAX_HINTS) {
+        /* Enough to have kept everything that was trimmed, in round units,
+         * and never below the cap in force. */
+        uint64_t peak = st->cached_bytes_peak > 0 ? (uint64_t)st->cached_bytes_peak : 0;
+        uint64_t want = (peak > r->info->max_cached ? peak : r->info->max_cached) +
+                        st->real_free_bytes;
+        uint64_t unit = want >= (1ull << 30) ? (1ull << 30) : (1ull << 20);
+        char size[32];
+        want = (want + unit - 1) / unit * unit;
+        pc_format_size(size, sizeof size, (size_t)want);
+        pc_emit_line(e, "the cache hit its cap and released %s idle blocks (%s) with cudaFreeHost; "
+                        "raise PINCACHE_MAX_CACHED to %s",
+                     pc_hu(&a, PC_EMIT_COUNT, st->trim_blocks),
+                     pc_hu(&b, PC_EMIT_BYTES, st->real_free_bytes), size);
+    }
+    if (!r->observe && !st->alloc_calls && st->register_calls && n++ < PC_REPORT_MAX_HINTS)
+        pc_emit_line(e, "the program pins memory with cudaHostRegister (%s calls), which is not "
+                        "cached; PyTorch: leave pinned_use_cuda_host_register unset",
+                     pc_hu(&c, PC_EMIT_COUNT, st->register_calls));
+}
+
+static void pc_report_emit(struct pc_emitter *e, const struct pc_report *r)
+{
+    const struct pc_report_info *in = r->info;
+    uint64_t schema = PC_STATS_SCHEMA_VERSION;
+    uint64_t max_cached = in->max_cached;
+    int64_t pid = in->pid;
+    unsigned i;
+
+    pc_emit_begin(e, "pincache report");
+    pc_emit_kv(e, "schema_version", "version of this document's layout", PC_EMIT_COUNT, &schema);
+    pc_emit_kv(e, "pincache_version", "pincache version", PC_EMIT_STR, PACKAGE_VERSION);
+    pc_emit_kv(e, "pid", "process id", PC_EMIT_INT, &pid);
+    pc_emit_kv(e, "mode", "PINCACHE_MODE", PC_EMIT_STR, in->mode);
+    pc_emit_kv(e, "rank", "rank (RANK, SLURM_PROCID, ...)", PC_EMIT_INT,
+               r->rank_is_num ? &r->rank_num : NULL);
+    pc_emit_kv(e, "host", "host name", PC_EMIT_STR, r->host);
+    pc_emit_kv(e, "wall_ns", "time from start-up to exit", PC_EMIT_NSEC, &r->wall_ns);
+    pc_emit_kv(e, "max_cached", "PINCACHE_MAX_CACHED", PC_EMIT_BYTES, &max_cached);
+    pc_emit_kv(e, "cuda_used", "CUDA calls went through pincache", PC_EMIT_BOOL, &in->cuda_used);
+    pc_emit_kv(e, "forked_child", "a fork() child", PC_EMIT_BOOL, &in->forked_child);
+    pc_emit_kv(e, "broken", "CUDA errors stopped the cache", PC_EMIT_BOOL, &in->broken);
+
+    pc_emit_dict_begin(e, "stats", "statistics");
+    for (i = 0; i < pc_stat_ndescs; i++) {
+        const struct pc_stat_desc *d = &pc_stat_descs[i];
+        const char *base = (const char *)r->st;
+        int type = d->kind == PC_STAT_KIND_BYTES ? PC_EMIT_BYTES
+                 : d->kind == PC_STAT_KIND_NSEC ? PC_EMIT_NSEC : PC_EMIT_COUNT;
+        if (d->peak_name) {
+            pc_emit_kv(e, d->name, d->help, type | PC_EMIT_SIGNED, base + d->offset);
+            pc_emit_kv(e, d->peak_name, "(peak)", type | PC_EMIT_SIGNED, base + d->peak_offset);
+        } else {
+            pc_emit_kv(e, d->name, d->help, type, base + d->offset);
+        }
+    }
+    pc_emit_dict_end(e);
+
+    pc_emit_dict_begin(e, "derived", "derived");
+    pc_emit_kv(e, "hit_rate", "alloc_hits / (alloc_hits + alloc_misses)", PC_EMIT_RATIO,
+               r->hit_rate_ok ? &r->hit_rate : NULL);
+    pc_emit_kv(e, "waste_pct", "rounding waste: live over requested bytes at their peaks",
+               PC_EMIT_PCT, &r->waste_pct);
+    pc_emit_dict_end(e);
+
+    pc_emit_array_begin(e, "summary", NULL);
+    pc_report_summary(e, r);
+    pc_emit_array_end(e);
+    pc_emit_array_begin(e, "recommendations", "recommendation");
+    pc_report_hints(e, r);
+    pc_emit_array_end(e);
+}
+
+int pc_report_emit_fd(int fd, int format, int flags, const struct pc_report_info *info,
+                      const struct pc_stats *st, const char *rank, const char *host)
+{
+    /* Both are large for a stack frame but fine for exit; no malloc here. */
+    struct pc_emitter e;
+    struct pc_report r;
+
+    if (!info || !st)
+        return -EINVAL;
+    pc_report_compute(&r, info, st, rank, host);
+    pc_emit_init(&e, fd, format == PC_REPORT_JSON ? PC_EMIT_JSON : PC_EMIT_TEXT, info->pid,
+                 (flags & PC_REPORT_DETAIL) != 0);
+    pc_report_emit(&e, &r);
+    return pc_emit_end(&e);
+}
+
+/* Append s to out, '/' and control characters replaced: a substituted value
+ * must not change the directory the report lands in. */
+static int pc_path_put(char *out, unsigned long n, unsigned long *len, const char *s, int literal)
+{
+    for (; *s; s++) {
+        char c = *s;
+        if (!literal && (c == '/' || (unsigned char)c < 0x20))
+            c = '_';
+        if (*len + 1 >= n)
+            return -ENAMETOOLONG;
+        out[(*len)++] = c;
+    }
+    return 0;
+}
+
+int pc_report_path(char *out, unsigned long n, const char *tmpl, int pid, const char *rank,
+                   const char *host)
+{
+    unsigned long len = 0;
+    char num[24];
+    char one[2] = { 0, 0 };
+    int r = 0;
+
+    if (!n)
+        return -ENAMETOOLONG;
+    out[0] = '\0';
+    if (!tmpl || !*tmpl)
+        return -EINVAL;
+    for (; *tmpl && !r; tmpl++) {
+        if (*tmpl != '%' || !tmpl[1]) {
+            one[0] = *tmpl;
+            r = pc_path_put(out, n, &len, one, 1);
+            continue;
+        }
+        switch (*++tmpl) {
+        case 'p':
+            pc_fmt(num, sizeof num, "%d", pid);
+            r = pc_path_put(out, n, &len, num, 0);
+            break;
+        case 'r':
+            r = pc_path_put(out, n, &len, rank && *rank ? rank : "0", 0);
+            break;
+        case 'h':
+            r = pc_path_put(out, n, &len, host && *host ? host : "unknown", 0);
+            break;
+        case '%':
+            r = pc_path_put(out, n, &len, "%", 1);
+            break;
+        default:      /* unknown: keep it as written */
+            one[0] = '%';
+            r = pc_path_put(out, n, &len, one, 1);
+            one[0] = *tmpl;
+            if (!r)
+                r = pc_path_put(out, n, &len, one, 1);
+        }
+    }
+    out[len < n ? len : n - 1] = '\0';
+    return r;
+}
+
+static const char *pc_errname(int err)
+{
+#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 32)
+    /* Untranslated and static: strerror may allocate for a locale. */
+    const char *s = strerrordesc_np(err);
+    if (s)
+        return s;
+#endif
+#endif
+    (void)err;
+    return "error";
+}
+
+static int pc_report_to_file(const char *tmpl, const struct pc_report_info *info,
+                             const struct pc_stats *st, const char *rank, const char *host)
+{
+    char path[PC_REPORT_PATH_MAX];
+    char tmp[PC_REPORT_PATH_MAX + 32];
+    int fd, r;
+
+    r = pc_report_path(path, sizeof path, tmpl, info->pid, rank, host);
+    if (r) {
+        pc_warn("PINCACHE_REPORT: cannot use '%.200s' as a path", tmpl);
+        return r;
+    }
+    if ((unsigned long)pc_fmt(tmp, sizeof tmp, "%s.tmp.%d", path, info->pid) >= sizeof tmp)
+        return -ENAMETOOLONG;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        r = -errno;
+        pc_warn("cannot write the report to %s: %s", tmp, pc_errname(-r));
+        return r;
+    }
+    r = pc_report_emit_fd(fd, PC_REPORT_JSON, 0, info, st, rank, host);
+    if (close(fd) != 0 && !r)
+        r = -errno;
+    if (!r && rename(tmp, path) != 0)
+        r = -errno;
+    if (r) {
+        unlink(tmp);
+        pc_warn("cannot write the report to %s: %s", path, pc_errname(-r));
+        return r;
+    }
+    pc_info("report written to %s", path);
+    return 0;
+}
+
+void pc_report_write(const struct pc_report_info *info)
+{
+    const char *dest = pc_opt.report && *pc_opt.report ? pc_opt.report : "stderr";
+    int flags = pc_opt.log >= PC_LOG_DEBUG ? PC_REPORT_DETAIL : 0;
+    char host[256];
+    struct pc_stats st;
+    const char *rank;
+
+    if (!info || pc_opt.mode == PC_MODE_OFF || pc_ascii_ieq(dest, "off"))
+        return;
+    if (!info->cuda_used) {
+        pc_info("no CUDA call went through pincache; no report");
+        return;
+    }
+    pc_stats_snapshot(&st);
+    rank = pc_env_rank();
+    if (gethostname(host, sizeof host) != 0)
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    if (!host[0])
+        pc_fmt(host, sizeof host, "unknown");
+
+    if (!pc_ascii_ieq(dest, "stderr")) {
+        if (pc_report_to_file(dest, info, &st, rank, host) == 0 && pc_opt.log < PC_LOG_INFO)
+            return;
+        /* Also the summary on stderr: asked for, or the file failed. */
+    }
+    pc_report_emit_fd(2, PC_REPORT_TEXT, flags, info, &st, rank, host);
+}

@@ -1,0 +1,589 @@
+/* stage.c - pageable cudaMemcpy/cudaMemcpyAsync staged through a pinned ring.
+ *
+ * The runtime copies pageable memory at 6.5-15 GB/s and pinned memory at 55
+ * (measured, H200).  A staged copy is cut into pieces; the copy threads
+ * (stage_threads.c) move each piece between the pageable buffer and a pinned
+ * ring slot while the DMA of the previous piece runs.  Every slot has an
+ * event recorded after its DMA, and is written (H2D) or read (D2H) again only
+ * once that event has completed.
+ *
+ * Semantics kept (CUDA "API synchronization behavior"):
+ *  - async H2D returns once the whole source is in the ring, so the caller may
+ *    overwrite it; the DMAs run in the stream's order;
+ *  - cudaMemcpy runs on the legacy default stream (cudaMemcpy_ptds on the
+ *    per-thread one) and returns when the copy is complete;
+ *  - D2H, sync or async, returns when the data is in the destination;
+ *  - the copy returns the first failing DMA's error; an internal failure
+ *    (event, ring) hands the rest of the copy to the runtime.
+ * Anything we are unsure of (capture, other devices, unknown memory, an error
+ * already pending) goes to the runtime untouched. */
+#include "config.h"
+#include <pthread.h>
+#include <string.h>
+#include <stdlib.h>
+#include "pincache.h"
+#include "fence.h"
+#include "log.h"
+#include "options.h"
+#include "real.h"
+#include "stage.h"
+#include "stage_threads.h"
+#include "stats.h"
+
+int pc_hostmem_owns(const void *p);
+
+#define PC_STAGE_MAX_DEV 64
+#define PC_STAGE_MIN_CHUNK (64u << 10)
+#define PC_STAGE_MAX_CHUNK (1u << 30)
+#define PC_STAGE_MAX_SLOTS 1024u
+#define PC_STAGE_MIN_PIECE (256u << 10)
+#define PC_STAGE_RETRY_NS 1000000000ull   /* after a failed ring allocation */
+
+struct pc_slot {
+    char *buf;               /* chunk bytes of pinned memory */
+    cudaEvent_t ev;          /* recorded after the last DMA that used buf */
+    int pending;             /* ev recorded and not yet seen complete */
+};
+
+struct pc_ring {             /* one per device: events belong to a device */
+    int broken;              /* a slot's state is unknown: never used again */
+    unsigned nslot, nalloc;  /* slots wanted, slots allocated (lazily) */
+    unsigned head;           /* first slot of the next copy: least recently used */
+    size_t chunk;
+    uint64_t retry_ns;       /* no allocation attempt before this time */
+    struct pc_slot *slot;
+    char **bufs;             /* slot[i].buf, for the copy threads */
+    unsigned *left;          /* per-slot slice counters of the copy threads */
+};
+
+/* S.lock guards the rings.  It is only ever try-locked: a thread that finds
+ * another staging passes its copy to the runtime instead of waiting, so
+ * staging never makes one thread wait for another thread's stream (which
+ * could deadlock a program whose GPU work waits for host progress). */
+static struct {
+    pthread_mutex_t lock;
+    struct pc_ring *ring[PC_STAGE_MAX_DEV];
+} S = { PTHREAD_MUTEX_INITIALIZER, { NULL } };
+
+struct pc_plan {
+    int h2d;                 /* direction */
+    int sync;                /* cudaMemcpy/_ptds: complete before returning */
+    char *host;              /* pageable side */
+    char *dev;               /* device side */
+    size_t n;
+    int devno;               /* device of dev */
+    cudaStream_t h;          /* explicit stream: 0 resolved to legacy or per-thread */
+};
+
+enum { PC_SKIP, PC_DRIVER, PC_STAGE };
+enum { PC_MEM_PAGEABLE, PC_MEM_DEVICE, PC_MEM_OTHER };
+
+/* The program had no error pending when we started (checked), so any error
+ * our own queries leave behind is ours to clear: its last-error state must
+ * not change. */
+static void pc_clear_own_error(void)
+{
+    PC_CALL_REAL(cudaGetLastError);
+}
+
+static cudaError_t pc_real_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                                cudaStream_t stream, enum pc_copy_how how)
+{
+    switch (how) {
+    case PC_COPY_SYNC:       return PC_CALL_REAL(cudaMemcpy, dst, src, n, kind);
+    case PC_COPY_SYNC_PTDS:  return PC_CALL_REAL(cudaMemcpy_ptds, dst, src, n, kind);
+    case PC_COPY_ASYNC:      return PC_CALL_REAL(cudaMemcpyAsync, dst, src, n, kind, stream);
+    case PC_COPY_ASYNC_PTSZ: return PC_CALL_REAL(cudaMemcpyAsync_ptsz, dst, src, n, kind, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+/* --- which copies are staged --- */
+
+/* An error from the query means memory the runtime does not know: pageable
+ * (older runtimes answer so instead of cudaMemoryTypeUnregistered).  Never
+ * cached: the program can free and remap pageable memory at any time. */
+static int pc_mem_type(const void *p, int *dev)
+{
+    struct cudaPointerAttributes a;
+
+    memset(&a, 0, sizeof a);
+    if (PC_CALL_REAL(cudaPointerGetAttributes, &a, p) != cudaSuccess) {
+        pc_clear_own_error();
+        return PC_MEM_PAGEABLE;
+    }
+    if (a.type == cudaMemoryTypeUnregistered)
+        return PC_MEM_PAGEABLE;
+    if (a.type == cudaMemoryTypeDevice) {
+        *dev = a.device;
+        return PC_MEM_DEVICE;
+    }
+    return PC_MEM_OTHER;     /* pinned, registered, managed */
+}
+
+static int pc_pageable(const void *p)
+{
+    int dev;
+    /* The cache's own blocks are pinned: a lookup is cheaper than a query. */
+    return !pc_hostmem_owns(p) && pc_mem_type(p, &dev) == PC_MEM_PAGEABLE;
+}
+
+/* Fill p's direction and sides.  PC_SKIP: not a pageable host/device copy;
+ * PC_DRIVER: pageable, but the device side is not plainly one device
+ * allocation covering the whole range (let the runtime judge it). */
+static int pc_classify(struct pc_plan *p, void *dst, const void *src, size_t n,
+                       enum cudaMemcpyKind kind)
+{
+    int sdev = -1, ddev = -1, dev = -1, last = -1;
+    char *d;
+
+    if (kind == cudaMemcpyHostToDevice) {
+        if (!pc_pageable(src))
+            return PC_SKIP;
+        p->h2d = 1;
+    } else if (kind == cudaMemcpyDeviceToHost) {
+        if (!pc_pageable(dst))
+            return PC_SKIP;
+        p->h2d = 0;
+    } else {                 /* cudaMemcpyDefault: the pointers say */
+        int st = pc_hostmem_owns(src) ? PC_MEM_OTHER : pc_mem_type(src, &sdev);
+        int dt = pc_hostmem_owns(dst) ? PC_MEM_OTHER : pc_mem_type(dst, &ddev);
+        if (st == PC_MEM_PAGEABLE && dt == PC_MEM_DEVICE)
+            p->h2d = 1;
+        else if (st == PC_MEM_DEVICE && dt == PC_MEM_PAGEABLE)
+            p->h2d = 0;
+        else
+            return PC_SKIP;
+    }
+    p->n = n;
+    p->host = p->h2d ? (char *)src : (char *)dst;
+    p->dev = p->h2d ? (char *)dst : (char *)src;
+    d = p->dev;
+    /* Both ends on the same device: a copy that runs past its allocation is
+     * the runtime's to reject, before any byte moves. */
+    if (pc_mem_type(d, &dev) != PC_MEM_DEVICE || pc_mem_type(d + n - 1, &last) != PC_MEM_DEVICE ||
+        dev != last)
+        return PC_DRIVER;
+    p->devno = dev;
+    return PC_STAGE;
+}
+
+/* Resolve the stream and check that the ring may use it: no capture, and
+ * stream, current device and device memory all on one device (events and
+ * the ring belong to one device). */
+static int pc_stream_ok(struct pc_plan *p, cudaStream_t stream, enum pc_copy_how how)
+{
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    int cur = -1, sdev = -1;
+
+    switch (how) {
+    case PC_COPY_SYNC:       p->h = cudaStreamLegacy; p->sync = 1; break;
+    case PC_COPY_SYNC_PTDS:  p->h = cudaStreamPerThread; p->sync = 1; break;
+    case PC_COPY_ASYNC:      p->h = stream ? stream : cudaStreamLegacy; break;
+    case PC_COPY_ASYNC_PTSZ: p->h = stream ? stream : cudaStreamPerThread; break;
+    }
+    /* Any capture in the process: the legacy stream and our event calls may
+     * be illegal there, and graphs cannot hold a host-side staging step. */
+    if (pc_fence_capturing() > 0)
+        return 0;
+    if (PC_CALL_REAL(cudaStreamIsCapturing, p->h, &cs) != cudaSuccess) {
+        pc_clear_own_error();
+        return 0;
+    }
+    if (cs != cudaStreamCaptureStatusNone)
+        return 0;
+    if (PC_CALL_REAL(cudaGetDevice, &cur) != cudaSuccess) {
+        pc_clear_own_error();
+        return 0;
+    }
+    if (p->h == cudaStreamLegacy || p->h == cudaStreamPerThread) {
+        sdev = cur;
+    } else if (!PC_REAL(cudaStreamGetDevice)) {
+        return 0;            /* runtime older than 12.8: cannot tell */
+    } else if (PC_CALL_REAL(cudaStreamGetDevice, p->h, &sdev) != cudaSuccess) {
+        pc_clear_own_error();
+        return 0;            /* bad handle: the runtime gives the error */
+    }
+    return cur >= 0 && cur < PC_STAGE_MAX_DEV && sdev == cur && p->devno == cur;
+}
+
+/* --- the ring (S.lock held) --- */
+
+static struct pc_ring *pc_ring_get(int dev)
+{
+    struct pc_ring *r = S.ring[dev];
+    size_t chunk = pc_opt.stage_chunk, nslot;
+
+    if (r)
+        return r;
+    if (chunk < PC_STAGE_MIN_CHUNK)
+        chunk = PC_STAGE_MIN_CHUNK;
+    if (chunk > PC_STAGE_MAX_CHUNK)
+        chunk = PC_STAGE_MAX_CHUNK;
+    chunk &= ~(size_t)4095;
+    nslot = pc_opt.stage_ring / chunk;
+    if (nslot < 2)
+        nslot = 2;           /* one filling while the other's DMA runs */
+    if (nslot > PC_STAGE_MAX_SLOTS)
+        nslot = PC_STAGE_MAX_SLOTS;
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->slot = calloc(nslot, sizeof *r->slot);
+    r->bufs = calloc(nslot, sizeof *r->bufs);
+    r->left = calloc(nslot, sizeof *r->left);
+    if (!r->slot || !r->bufs || !r->left) {
+        free(r->slot);
+        free(r->bufs);
+        free(r->left);
+        free(r);
+        return NULL;
+    }
+    r->nslot = (unsigned)nslot;
+    r->chunk = chunk;
+    S.ring[dev] = r;
+    return r;
+}
+
+/* Allocate slots up to want (the current device is the ring's).  The ring
+ * grows only as large copies need it, and a failure (pinned memory short)
+ * is retried at most once a second.  Returns the slots available. */
+static unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
+{
+    static int warned;
+
+    if (want > r->nslot)
+        want = r->nslot;
+    if (r->nalloc >= want || (r->retry_ns && pc_now_ns() < r->retry_ns))
+        return r->nalloc;
+    while (r->nalloc < want) {
+        struct pc_slot *s = &r->slot[r->nalloc];
+        cudaError_t err;
+        void *buf = NULL;
+        cudaEvent_t ev;
+
+        err = PC_CALL_REAL(cudaEventCreateWithFlags, &ev, cudaEventDisableTiming);
+        if (err == cudaSuccess) {
+            /* The real call: the ring is ours, never the program's cache. */
+            err = PC_CALL_REAL(cudaHostAlloc, &buf, r->chunk, cudaHostAllocPortable);
+            if (err != cudaSuccess)
+                PC_CALL_REAL(cudaEventDestroy, ev);
+        }
+        if (err != cudaSuccess) {
+            pc_clear_own_error();
+            PC_STAT_INC(stage_ring_fail);
+            r->retry_ns = pc_now_ns() + PC_STAGE_RETRY_NS;
+            pc_log_once(&warned, PC_LOG_WARN,
+                        "staging ring: pinned allocation failed (CUDA error %d); %u of %u chunks",
+                        (int)err, r->nalloc, r->nslot);
+            break;
+        }
+        s->buf = buf;
+        s->ev = ev;
+        s->pending = 0;
+        r->bufs[r->nalloc++] = buf;
+        PC_GAUGE_ADD(stage_ring_bytes, r->chunk);
+    }
+    return r->nalloc;
+}
+
+static void pc_ring_break(struct pc_ring *r, const char *what, cudaError_t err)
+{
+    static int warned;
+    r->broken = 1;
+    pc_log_once(&warned, PC_LOG_WARN, "staging disabled on this device: %s failed (CUDA error %d)",
+                what, (int)err);
+}
+
+/* 1: slot s is free (its last DMA is done), 0: not yet, -1: *err says why
+ * not.  block: wait for it (the caller has nothing else to do). */
+static int pc_slot_free(struct pc_slot *s, int block, cudaError_t *err)
+{
+    cudaError_t e;
+
+    if (!s->pending)
+        return 1;
+    if (pc_opt.test_stage_unsafe) {
+        s->pending = 0;      /* TEST ONLY: reuse without waiting for the DMA */
+        return 1;
+    }
+    if (block) {
+        uint64_t t0 = pc_now_ns();
+        e = PC_CALL_REAL(cudaEventSynchronize, s->ev);
+        PC_STAT_ADD(stage_wait_ns, pc_now_ns() - t0);
+    } else {
+        e = PC_CALL_REAL(cudaEventQuery, s->ev);
+    }
+    if (e == cudaErrorNotReady) {
+        /* Not an error, and the runtime does not record it; be sure. */
+        if (PC_CALL_REAL(cudaPeekAtLastError) == cudaErrorNotReady)
+            pc_clear_own_error();
+        return 0;
+    }
+    if (e != cudaSuccess) {
+        *err = e;
+        return -1;
+    }
+    s->pending = 0;
+    return 1;
+}
+
+/* --- the two pipelines.  Each returns the copy's result; *redo is where the
+ * runtime must take over after an internal failure (n: nowhere); *used is
+ * how many slots the copy went through. --- */
+
+static cudaError_t pc_run_h2d(struct pc_ring *r, const struct pc_plan *p, struct pc_xfer *x,
+                              size_t *redo, uint64_t *used)
+{
+    uint64_t np = x->npieces, ready = 0, dma = 0;
+    cudaError_t err = cudaSuccess;
+    unsigned spins = 0;
+    int rc;
+
+    pc_xfer_begin(x);
+    while (dma < np) {
+        /* A filled piece goes to the DMA engine, in order. */
+        if (dma < ready && pc_xfer_piece_done(x, dma)) {
+            struct pc_slot *s = &r->slot[pc_xfer_slot(x, dma)];
+            size_t off = pc_xfer_piece_off(x, dma);
+
+            err = PC_CALL_REAL(cudaMemcpyAsync, p->dev + off, s->buf, pc_xfer_piece_len(x, dma),
+                               cudaMemcpyHostToDevice, p->h);
+            if (err != cudaSuccess)
+                break;       /* the runtime's answer for this copy */
+            err = PC_CALL_REAL(cudaEventRecord, s->ev, p->h);
+            if (err != cudaSuccess) {
+                /* Queued, but we cannot tell when it is done: the runtime
+                 * redoes this piece and the rest, after it in stream order. */
+                pc_clear_own_error();
+                pc_ring_break(r, "cudaEventRecord", err);
+                err = cudaSuccess;
+                *redo = off;
+                break;
+            }
+            s->pending = 1;
+            dma++;
+            spins = 0;
+            continue;
+        }
+        /* The next piece may be filled once its slot's previous DMA is done. */
+        if (ready < np && ready < dma + x->nslot) {
+            rc = pc_slot_free(&r->slot[pc_xfer_slot(x, ready)], dma == ready, &err);
+            if (rc < 0) {
+                pc_ring_break(r, "cudaEventQuery", err);
+                break;
+            }
+            if (rc > 0) {
+                pc_xfer_ready(x, ++ready);
+                spins = 0;
+                continue;
+            }
+        }
+        if (pc_xfer_help(x)) {
+            spins = 0;
+            continue;
+        }
+        pc_xfer_relax(&spins);
+    }
+    pc_xfer_end(x);
+    *used = ready;
+    /* cudaMemcpy returns when the copy is complete: the last DMA covers the
+     * others (one stream). */
+    if (err == cudaSuccess && *redo == p->n && p->sync && dma > 0) {
+        struct pc_slot *s = &r->slot[pc_xfer_slot(x, dma - 1)];
+        uint64_t t0 = pc_now_ns();
+        err = PC_CALL_REAL(cudaEventSynchronize, s->ev);
+        PC_STAT_ADD(stage_wait_ns, pc_now_ns() - t0);
+        if (err == cudaSuccess)
+            s->pending = 0;
+    }
+    return err;
+}
+
+static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct pc_xfer *x,
+                              size_t *redo, uint64_t *used)
+{
+    uint64_t np = x->npieces, issued = 0, ready = 0, retired = 0;
+    cudaError_t err = cudaSuccess;
+    unsigned spins = 0;
+    int rc;
+
+    pc_xfer_begin(x);
+    while (retired < np) {
+        /* Pieces copied out free their slots. */
+        if (retired < ready && pc_xfer_piece_done(x, retired)) {
+            retired++;
+            spins = 0;
+            continue;
+        }
+        /* DMA into every free slot, up to a ring ahead of the copy-out. */
+        if (issued < np && issued < retired + x->nslot) {
+            struct pc_slot *s = &r->slot[pc_xfer_slot(x, issued)];
+            rc = pc_slot_free(s, retired == ready && ready == issued, &err);
+            if (rc < 0) {
+                pc_ring_break(r, "cudaEventQuery", err);
+                break;
+            }
+            if (rc > 0) {
+                size_t off = pc_xfer_piece_off(x, issued);
+                err = PC_CALL_REAL(cudaMemcpyAsync, s->buf, p->dev + off,
+                                   pc_xfer_piece_len(x, issued), cudaMemcpyDeviceToHost, p->h);
+                if (err != cudaSuccess)
+                    break;   /* the runtime's answer for this copy */
+                err = PC_CALL_REAL(cudaEventRecord, s->ev, p->h);
+                if (err != cudaSuccess) {
+                    pc_clear_own_error();
+                    pc_ring_break(r, "cudaEventRecord", err);
+                    err = cudaSuccess;
+                    *redo = pc_xfer_piece_off(x, retired);
+                    break;
+                }
+                s->pending = 1;
+                issued++;
+                spins = 0;
+                continue;
+            }
+        }
+        /* A piece whose DMA has landed may be copied out. */
+        if (ready < issued) {
+            rc = pc_slot_free(&r->slot[pc_xfer_slot(x, ready)], retired == ready, &err);
+            if (rc < 0) {
+                pc_ring_break(r, "cudaEventQuery", err);
+                break;
+            }
+            if (rc > 0) {
+                pc_xfer_ready(x, ++ready);
+                spins = 0;
+                continue;
+            }
+        }
+        if (pc_xfer_help(x)) {
+            spins = 0;
+            continue;
+        }
+        pc_xfer_relax(&spins);
+    }
+    pc_xfer_end(x);
+    *used = issued;
+    return err;
+}
+
+/* Pieces of at least 256K, about 8 to a copy so that filling overlaps the DMA
+ * from early on, at most a chunk. */
+static size_t pc_piece_size(size_t n, size_t chunk)
+{
+    size_t piece = ((n / 8) + 65535) & ~(size_t)65535;
+
+    if (piece < PC_STAGE_MIN_PIECE)
+        piece = PC_STAGE_MIN_PIECE;
+    return piece < chunk ? piece : chunk;
+}
+
+/* Stage p (S.lock held).  0: no ring to be had, the caller passes through. */
+static int pc_stage_locked(struct pc_plan *p, void *dst, const void *src, enum cudaMemcpyKind kind,
+                           cudaStream_t stream, enum pc_copy_how how, cudaError_t *result)
+{
+    struct pc_ring *r = pc_ring_get(p->devno);
+    struct pc_xfer x;
+    uint64_t t0 = pc_now_ns(), used = 0;
+    size_t piece, redo = p->n;
+    uint64_t npieces;
+    unsigned nslot, threads;
+    cudaError_t err;
+
+    if (!r || r->broken)
+        return 0;
+    piece = pc_piece_size(p->n, r->chunk);
+    npieces = (p->n + piece - 1) / piece;
+    nslot = pc_ring_grow(r, npieces < r->nslot ? (unsigned)npieces : r->nslot);
+    if (nslot == 0)
+        return 0;
+    threads = pc_xfer_threads(pc_opt.stage_threads);
+    pc_xfer_init(&x, p->h2d, p->host, p->n, piece, r->bufs, r->left, nslot, r->head, threads);
+    err = p->h2d ? pc_run_h2d(r, p, &x, &redo, &used) : pc_run_d2h(r, p, &x, &redo, &used);
+    r->head = (unsigned)((r->head + used) % nslot);
+    if (redo < p->n) {
+        PC_STAT_INC(stage_fallbacks);
+        err = pc_real_copy((char *)dst + redo, (const char *)src + redo, p->n - redo, kind, stream,
+                           how);
+    }
+    if (p->h2d) {
+        PC_STAT_INC(stage_h2d_calls);
+        PC_STAT_ADD(stage_h2d_bytes, p->n);
+        PC_STAT_ADD(stage_h2d_ns, pc_now_ns() - t0);
+    } else {
+        PC_STAT_INC(stage_d2h_calls);
+        PC_STAT_ADD(stage_d2h_bytes, p->n);
+        PC_STAT_ADD(stage_d2h_ns, pc_now_ns() - t0);
+    }
+    *result = err;
+    return 1;
+}
+
+/* A pageable copy left to the runtime: timed, for the report's estimate. */
+static cudaError_t pc_driver_copy(const struct pc_plan *p, void *dst, const void *src, size_t n,
+                                  enum cudaMemcpyKind kind, cudaStream_t stream,
+                                  enum pc_copy_how how)
+{
+    uint64_t t0 = pc_now_ns();
+    cudaError_t err = pc_real_copy(dst, src, n, kind, stream, how);
+    uint64_t dt = pc_now_ns() - t0;
+
+    if (p->h2d) {
+        PC_STAT_INC(stage_h2d_driver_calls);
+        PC_STAT_ADD(stage_h2d_driver_bytes, n);
+        PC_STAT_ADD(stage_h2d_driver_ns, dt);
+    } else {
+        PC_STAT_INC(stage_d2h_driver_calls);
+        PC_STAT_ADD(stage_d2h_driver_bytes, n);
+        PC_STAT_ADD(stage_d2h_driver_ns, dt);
+    }
+    return err;
+}
+
+int pc_stage_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                  cudaStream_t stream, enum pc_copy_how how, cudaError_t *result)
+{
+    struct pc_plan p;
+    int c;
+
+    if (!pc_opt.stage || pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
+        return 0;
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDefault)
+        return 0;
+    if (n < pc_opt.stage_min || n == 0) {
+        PC_STAT_INC(stage_small_calls);
+        PC_STAT_ADD(stage_small_bytes, n);
+        return 0;
+    }
+    /* NULL: the runtime's error.  A pending error: our queries could replace
+     * it, and the program must find it unchanged. */
+    if (!dst || !src || PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess)
+        return 0;
+    memset(&p, 0, sizeof p);
+    c = pc_classify(&p, dst, src, n, kind);
+    if (c == PC_SKIP)
+        return 0;
+    if (c == PC_STAGE && pc_state.mode == PC_MODE_CACHE && pc_stream_ok(&p, stream, how)) {
+        if (pthread_mutex_trylock(&S.lock) == 0) {
+            int done = pc_stage_locked(&p, dst, src, kind, stream, how, result);
+            pthread_mutex_unlock(&S.lock);
+            if (done)
+                return 1;
+        } else {
+            PC_STAT_INC(stage_busy);
+        }
+    }
+    *result = pc_driver_copy(&p, dst, src, n, kind, stream, how);
+    return 1;
+}
+
+void pc_stage_after_fork_child(void)
+{
+    /* The parent's slots and events are not the child's to use or free, and
+     * its copy threads do not exist here.  The child passes through anyway
+     * (pc_state.forked_child); this only leaves clean state behind. */
+    pthread_mutex_init(&S.lock, NULL);
+    memset(S.ring, 0, sizeof S.ring);
+    pc_xfer_after_fork_child();
+}

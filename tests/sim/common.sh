@@ -1,0 +1,104 @@
+# common.sh - sourced by the tests/sim/*.sh TAP scripts (POSIX sh).
+#
+#   run_prog plain|shim PROG ARGS...   run a test program (bounded in time);
+#                                      "shim": with LD_PRELOAD=$PINCACHE_LIB
+#   tap_program LABEL plain|shim PROG ARGS...
+#                                      run a program that prints TAP and
+#                                      re-number its points into this script's
+#                                      stream, each prefixed with LABEL; a crash,
+#                                      a short plan or a bad exit status is a
+#                                      failed point too; its stderr becomes
+#                                      "# " comments
+#   tap_check STATUS TEXT              one point, ok when STATUS is 0
+#   tap_skip TEXT                      one skipped point
+#   have_shim                          the library is built
+#   tap_done                           print the plan (at the end)
+#
+# Programs live in $top_builddir/tests/sim and find the simulated
+# libcudart.so.13 through their rpath; make check exports top_srcdir,
+# top_builddir and PINCACHE_LIB.
+
+: "${top_srcdir:?run this through make check}"
+: "${top_builddir:?run this through make check}"
+SIM_BIN=$top_builddir/tests/sim
+SIM_SRC=$top_srcdir/tests/sim
+SIM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pincache-sim.XXXXXX") || exit 99
+trap 'rm -rf "$SIM_TMP"' EXIT
+SIM_TIMEOUT=${SIM_TIMEOUT:-300}
+tap_n=0
+
+have_shim() {
+	[ -n "${PINCACHE_LIB:-}" ] && [ -f "$PINCACHE_LIB" ]
+}
+
+# A sanitizer runtime the program links, which must come first in LD_PRELOAD.
+san_runtime() {
+	ldd "$1" 2>/dev/null | awk '$1 ~ /^lib(asan|tsan)\.so/ { print $3; exit }'
+}
+
+run_prog() {
+	_mode=$1
+	shift
+	if [ "$_mode" = shim ]; then
+		_pre=$PINCACHE_LIB
+		_rt=$(san_runtime "$1")
+		[ -n "$_rt" ] && _pre="$_rt $_pre"
+		set -- env LD_PRELOAD="$_pre" "$@"
+	fi
+	if command -v timeout >/dev/null 2>&1; then
+		timeout -k 5 "$SIM_TIMEOUT" "$@"
+	else
+		"$@"
+	fi
+}
+
+tap_check() {
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $tap_n - $2"
+	else
+		echo "not ok $tap_n - $2"
+	fi
+}
+
+tap_skip() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n # SKIP $1"
+}
+
+tap_program() {
+	_label=$1
+	shift
+	run_prog "$@" >"$SIM_TMP/out" 2>"$SIM_TMP/err"
+	_rc=$?
+	awk -v label="$_label" -v n="$tap_n" -v rc="$_rc" '
+		/^1\.\.[0-9]+/ {
+			plan = substr($1, 4) + 0; havePlan = 1
+			why = $0; sub(/^[^#]*#[ \t]*(SKIP|skip)?[ \t]*/, "", why)
+			next
+		}
+		/^(not )?ok/ {
+			st = ($1 == "ok") ? "ok" : "not ok"
+			sub(/^(not )?ok[ \t]*[0-9]*[ \t]*(- )?/, "")
+			n++; seen++; bad += (st != "ok")
+			print st " " n " - " label ": " $0
+			next
+		}
+		/^#/ { print; next }
+		{ print "# " $0 }
+		END {
+			if (havePlan && plan == 0 && rc == 0)
+				print "ok " ++n " - " label " # SKIP " why
+			else if (!havePlan || seen < plan)
+				print "not ok " ++n " - " label ": ran " seen + 0 " of " (havePlan ? plan : "?") " tests (exit status " rc ")"
+			else if (rc != 0 && !bad)
+				print "not ok " ++n " - " label ": exit status " rc
+		}' "$SIM_TMP/out" >"$SIM_TMP/tap"
+	sed 's/^/# stderr: /' "$SIM_TMP/err" | head -n 200
+	cat "$SIM_TMP/tap"
+	tap_n=$((tap_n + $(grep -c -E '^(not )?ok ' "$SIM_TMP/tap")))
+}
+
+tap_done() {
+	echo "1..$tap_n"
+}

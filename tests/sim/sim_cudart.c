@@ -1,0 +1,361 @@
+/* sim_cudart.c - the simulated runtime's core: start-up, configuration, fork,
+ * the free-host gate, the last error, devices, versions and error strings. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "sim_internal.h"
+
+struct sim_config sim_cfg;
+pthread_mutex_t sim_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t sim_progress = PTHREAD_COND_INITIALIZER;
+struct sim_counters sim_ctr;
+
+static pthread_once_t sim_once = PTHREAD_ONCE_INIT;
+static atomic_int sim_started;   /* set once start-up has run in this process */
+static atomic_int sim_forked;    /* a child of a process that had started: every call fails */
+static pthread_rwlock_t sim_gate;
+
+static __thread cudaError_t tls_last_error;
+static __thread int tls_device;
+
+/* ---- configuration */
+
+static void warn_env(const char *name, const char *val)
+{
+	fprintf(stderr, "sim: ignoring %s=%s (bad value)\n", name, val);
+}
+
+static double env_double(const char *name, double def)
+{
+	const char *v = getenv(name);
+	char *end;
+	double d;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || *end || d < 0) {
+		warn_env(name, v);
+		return def;
+	}
+	return d;
+}
+
+static size_t env_size(const char *name, size_t def)
+{
+	const char *v = getenv(name);
+	unsigned long long n, mult = 1;
+	char *end;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	switch (*end) {
+	case 'k': case 'K': mult = 1ULL << 10; end++; break;
+	case 'm': case 'M': mult = 1ULL << 20; end++; break;
+	case 'g': case 'G': mult = 1ULL << 30; end++; break;
+	case 't': case 'T': mult = 1ULL << 40; end++; break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (errno || end == v || *end || n > SIZE_MAX / mult) {
+		warn_env(name, v);
+		return def;
+	}
+	return (size_t)(n * mult);
+}
+
+static void read_config(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	size_t phys = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : (size_t)1 << 34;
+	double devs = env_double("SIM_DEVICES", 1);
+
+	sim_cfg.devices = devs >= 1 && devs <= SIM_MAX_DEVICES ? (int)devs : 1;
+	sim_cfg.pinned_limit = env_size("SIM_PINNED_LIMIT", phys);
+	sim_cfg.device_limit = env_size("SIM_DEVICE_LIMIT", (size_t)140 << 30);
+	sim_cfg.alloc_us = env_double("SIM_ALLOC_US", 20);
+	sim_cfg.alloc_us_per_mb = env_double("SIM_ALLOC_US_PER_MB", 5);
+	sim_cfg.free_us = env_double("SIM_FREE_US", 20);
+	sim_cfg.free_us_per_mb = env_double("SIM_FREE_US_PER_MB", 2);
+	sim_cfg.copy_gbps = env_double("SIM_COPY_GBPS", 50);
+	sim_cfg.hostfn_us = env_double("SIM_HOSTFN_US", 0);
+}
+
+/* ---- start-up, fork, gate */
+
+static void sim_start(void)
+{
+	pthread_rwlockattr_t a;
+
+	read_config();
+	pthread_rwlockattr_init(&a);
+	/* A freeing thread must get the gate even while others keep calling. */
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&sim_gate, &a);
+	pthread_rwlockattr_destroy(&a);
+	sim_streams_init();
+	atomic_store(&sim_started, 1);
+}
+
+/* The real runtime refuses every call in a child of a process that had
+ * initialized it (cudaErrorInitializationError).  A child touches none of the
+ * parent's locks or threads: it only sets the flag. */
+static void sim_atfork_child(void)
+{
+	if (atomic_load(&sim_started))
+		atomic_store(&sim_forked, 1);
+}
+
+__attribute__((constructor)) static void sim_register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, sim_atfork_child);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+cudaError_t sim_enter(void)
+{
+	if (atomic_load(&sim_forked))
+		return cudaErrorInitializationError;
+	pthread_once(&sim_once, sim_start);
+	/* Pass the gate: stall while some thread is inside cudaFreeHost
+	 * (measured: a cudaFreeHost stalls other threads' launches). */
+	if (pthread_rwlock_tryrdlock(&sim_gate) != 0) {
+		uint64_t t0 = now_ns();
+
+		pthread_rwlock_rdlock(&sim_gate);
+		pthread_mutex_lock(&sim_mu);
+		sim_ctr.gate_stalls++;
+		sim_ctr.gate_stall_ns += now_ns() - t0;
+		pthread_mutex_unlock(&sim_mu);
+	}
+	pthread_rwlock_unlock(&sim_gate);
+	return cudaSuccess;
+}
+
+void sim_gate_close(void)
+{
+	pthread_rwlock_wrlock(&sim_gate);
+}
+
+void sim_gate_open(void)
+{
+	pthread_rwlock_unlock(&sim_gate);
+}
+
+/* ---- last error */
+
+cudaError_t sim_ret(cudaError_t e)
+{
+	if (e != cudaSuccess && e != cudaErrorNotReady)
+		tls_last_error = e;
+	return e;
+}
+
+cudaError_t sim_last_error(bool reset)
+{
+	cudaError_t e = tls_last_error;
+
+	if (reset)
+		tls_last_error = cudaSuccess;
+	return e;
+}
+
+SIM_API cudaError_t cudaGetLastError(void)
+{
+	return sim_last_error(true);
+}
+
+SIM_API cudaError_t cudaPeekAtLastError(void)
+{
+	return sim_last_error(false);
+}
+
+/* ---- time */
+
+double sim_now_ms(void)
+{
+	return (double)now_ns() / 1e6;
+}
+
+void sim_sleep_us(double us)
+{
+	struct timespec ts;
+
+	if (us <= 0)
+		return;
+	ts.tv_sec = (time_t)(us / 1e6);
+	ts.tv_nsec = (long)((us - (double)ts.tv_sec * 1e6) * 1e3);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+double sim_copy_us(size_t bytes)
+{
+	return sim_cfg.copy_gbps > 0 ? (double)bytes / (sim_cfg.copy_gbps * 1e3) : 0;
+}
+
+/* ---- devices */
+
+int sim_current_device(void)
+{
+	return tls_device;
+}
+
+void sim_set_current_device(int dev)
+{
+	tls_device = dev;
+}
+
+SIM_API cudaError_t cudaGetDeviceCount(int *count)
+{
+	cudaError_t e = sim_enter();
+
+	if (e)
+		return sim_ret(e);
+	if (!count)
+		return sim_ret(cudaErrorInvalidValue);
+	*count = sim_cfg.devices;
+	return cudaSuccess;
+}
+
+SIM_API cudaError_t cudaGetDevice(int *device)
+{
+	cudaError_t e = sim_enter();
+
+	if (e)
+		return sim_ret(e);
+	if (!device)
+		return sim_ret(cudaErrorInvalidValue);
+	*device = tls_device;
+	return cudaSuccess;
+}
+
+SIM_API cudaError_t cudaSetDevice(int device)
+{
+	cudaError_t e = sim_enter();
+
+	if (e)
+		return sim_ret(e);
+	if (device < 0 || device >= sim_cfg.devices)
+		return sim_ret(cudaErrorInvalidDevice);
+	tls_device = device;
+	return cudaSuccess;
+}
+
+SIM_API cudaError_t cudaDeviceSynchronize(void)
+{
+	cudaError_t e = sim_enter();
+
+	if (e)
+		return sim_ret(e);
+	sim_wait_device(tls_device);
+	return cudaSuccess;
+}
+
+/* Minimal: waits for the device; allocations and streams stay. */
+SIM_API cudaError_t cudaDeviceReset(void)
+{
+	cudaError_t e = sim_enter();
+
+	if (e)
+		return sim_ret(e);
+	sim_wait_device(tls_device);
+	return cudaSuccess;
+}
+
+SIM_API cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+	cudaError_t e = sim_enter();
+
+	if (e)
+		return sim_ret(e);
+	if (leastPriority)
+		*leastPriority = 0;
+	if (greatestPriority)
+		*greatestPriority = -5;
+	return cudaSuccess;
+}
+
+SIM_API cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
+{
+	if (!runtimeVersion)
+		return sim_ret(cudaErrorInvalidValue);
+	*runtimeVersion = CUDART_VERSION;
+	return cudaSuccess;
+}
+
+SIM_API cudaError_t cudaDriverGetVersion(int *driverVersion)
+{
+	if (!driverVersion)
+		return sim_ret(cudaErrorInvalidValue);
+	*driverVersion = CUDART_VERSION;
+	return cudaSuccess;
+}
+
+/* ---- error strings: the codes the sim can return */
+
+static const struct {
+	cudaError_t code;
+	const char *name, *text;
+} sim_errors[] = {
+	{ cudaSuccess, "cudaSuccess", "no error" },
+	{ cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument" },
+	{ cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory" },
+	{ cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error" },
+	{ cudaErrorInvalidPitchValue, "cudaErrorInvalidPitchValue", "invalid pitch argument" },
+	{ cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy" },
+	{ cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal" },
+	{ cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle" },
+	{ cudaErrorIllegalState, "cudaErrorIllegalState", "the operation cannot be performed in the present state" },
+	{ cudaErrorNotReady, "cudaErrorNotReady", "device not ready" },
+	{ cudaErrorHostMemoryAlreadyRegistered, "cudaErrorHostMemoryAlreadyRegistered", "part or all of the requested memory range is already mapped" },
+	{ cudaErrorHostMemoryNotRegistered, "cudaErrorHostMemoryNotRegistered", "pointer does not correspond to a registered memory region" },
+	{ cudaErrorStreamCaptureUnsupported, "cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing" },
+	{ cudaErrorStreamCaptureInvalidated, "cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture" },
+	{ cudaErrorStreamCaptureImplicit, "cudaErrorStreamCaptureImplicit", "operation would make the legacy stream depend on a capturing blocking stream" },
+};
+
+SIM_API const char *cudaGetErrorName(cudaError_t error)
+{
+	for (size_t i = 0; i < sizeof sim_errors / sizeof sim_errors[0]; i++)
+		if (sim_errors[i].code == error)
+			return sim_errors[i].name;
+	return "unrecognized error code";
+}
+
+SIM_API const char *cudaGetErrorString(cudaError_t error)
+{
+	for (size_t i = 0; i < sizeof sim_errors / sizeof sim_errors[0]; i++)
+		if (sim_errors[i].code == error)
+			return sim_errors[i].text;
+	return "unrecognized error code";
+}
+
+/* ---- introspection */
+
+SIM_API void simCounters(struct sim_counters *out)
+{
+	if (!out)
+		return;
+	if (atomic_load(&sim_forked)) {
+		memset(out, 0, sizeof *out);
+		return;
+	}
+	pthread_mutex_lock(&sim_mu);
+	*out = sim_ctr;
+	pthread_mutex_unlock(&sim_mu);
+}

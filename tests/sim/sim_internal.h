@@ -1,0 +1,164 @@
+/* sim_internal.h - shared state of the simulated device (not installed, not exported).
+ *
+ * Files, one concern each; each exports the cuda* calls of its concern:
+ *   sim_cudart.c  start-up, configuration, fork, the free-host gate, last error,
+ *                 devices, versions, error strings, simCounters
+ *   sim_stream.c  streams and their worker threads, operations, events,
+ *                 host functions and simLaunch, stream capture
+ *   sim_mem.c     pinned, registered and device memory, pointer queries
+ *   sim_copy.c    the cudaMemcpy and cudaMemset families
+ *
+ * Locking: one mutex, sim_mu, protects every stream, operation, event and
+ * memory record and the counters.  Nothing sleeps, copies or runs user code
+ * while holding it.  Stream workers never take the gate, so device progress
+ * never depends on an API call, and waiting for the device cannot deadlock.
+ */
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "sim.h"
+
+#define SIM_API __attribute__((visibility("default")))
+#define SIM_MAX_DEVICES 16
+
+/* ---- configuration (sim_cudart.c), read once at start-up, read-only after */
+struct sim_config {
+	int devices;              /* SIM_DEVICES */
+	size_t pinned_limit;      /* SIM_PINNED_LIMIT: cap on live pinned bytes */
+	size_t device_limit;      /* SIM_DEVICE_LIMIT: cap on live device bytes per device */
+	double alloc_us;          /* SIM_ALLOC_US: fixed cost of cudaHostAlloc/cudaHostRegister */
+	double alloc_us_per_mb;   /* SIM_ALLOC_US_PER_MB */
+	double free_us;           /* SIM_FREE_US: fixed cost of cudaFreeHost/cudaHostUnregister */
+	double free_us_per_mb;    /* SIM_FREE_US_PER_MB */
+	double copy_gbps;         /* SIM_COPY_GBPS: copy and memset bandwidth, 0 = instant */
+	double hostfn_us;         /* SIM_HOSTFN_US: duration of a cudaLaunchHostFunc */
+};
+extern struct sim_config sim_cfg;
+
+extern pthread_mutex_t sim_mu;
+extern pthread_cond_t sim_progress;   /* broadcast on every completed operation */
+extern struct sim_counters sim_ctr;   /* under sim_mu */
+
+/* Every API call begins with this: one-time start-up, the after-fork check,
+ * then the gate (a call stalls while another thread is inside cudaFreeHost).
+ * Returns cudaSuccess or cudaErrorInitializationError. */
+cudaError_t sim_enter(void);
+/* cudaFreeHost holds the gate closed for its whole duration. */
+void sim_gate_close(void);
+void sim_gate_open(void);
+
+/* Record e as the calling thread's last error, as the runtime does for every
+ * error except cudaErrorNotReady; returns e. */
+cudaError_t sim_ret(cudaError_t e);
+cudaError_t sim_last_error(bool reset);
+
+int sim_current_device(void);
+void sim_set_current_device(int dev);
+
+void sim_sleep_us(double us);
+double sim_now_ms(void);
+double sim_copy_us(size_t bytes);
+
+/* ---- streams, operations, events (sim_stream.c) */
+enum sim_stream_kind { SK_LEGACY, SK_PER_THREAD, SK_CREATED };
+
+struct CUstream_st {
+	uint32_t magic;
+	enum sim_stream_kind kind;
+	int dev;
+	unsigned flags;
+	int priority;
+	bool blocking;            /* synchronizes with the legacy stream */
+	bool destroyed;           /* no new work; the worker drains and exits */
+	uint64_t enq, done;       /* operations are numbered 1, 2, ...: last queued, last completed */
+	struct sim_op *head, *tail;
+	enum cudaStreamCaptureStatus capture;
+	unsigned long long capture_id;
+	pthread_cond_t work;      /* signalled when an operation is queued or the stream destroyed */
+	struct CUstream_st *next; /* sim_streams: every stream ever made (never freed) */
+};
+
+struct CUevent_st {
+	uint32_t magic;
+	bool live;
+	int dev;
+	unsigned flags;
+	struct CUstream_st *s;    /* last record: done when s->done >= seq; NULL = never recorded */
+	uint64_t seq;
+	bool stamped;             /* the last record has completed and has a time */
+	double t_ms;
+	struct CUevent_st *next;  /* all events (never freed; destroyed ones are reused) */
+	struct CUevent_st *next_free;
+};
+
+enum sim_op_kind { OP_COPY, OP_MEMSET, OP_HOSTFN, OP_RECORD, OP_WAIT, OP_FREE };
+
+struct sim_dep {
+	struct CUstream_st *s;
+	uint64_t seq;
+};
+
+struct sim_op {
+	struct sim_op *next;
+	enum sim_op_kind kind;
+	uint64_t seq;
+	double delay_us;
+	/* OP_COPY / OP_MEMSET: rows of width bytes */
+	void *dst;
+	const void *src;
+	size_t dpitch, spitch, width, height;
+	int value;
+	bool pageable;
+	void *owned;              /* staging buffer, freed after the copy */
+	/* OP_HOSTFN */
+	void (*fn)(void *);
+	void *arg;
+	/* OP_RECORD */
+	struct CUevent_st *ev;
+	/* OP_WAIT: the event's record at the time of the call */
+	struct sim_dep wait;
+	/* implicit default-stream dependencies, filled in at enqueue */
+	size_t ndeps;
+	struct sim_dep *deps;
+};
+
+/* Map a stream argument to a stream.  per_thread_zero: 0 means the
+ * per-thread default stream (the _ptsz/_ptds variants).  NULL when the handle
+ * is not a live stream. */
+struct CUstream_st *sim_stream_resolve(cudaStream_t h, bool per_thread_zero);
+struct sim_op *sim_op_new(enum sim_op_kind kind);
+/* Queue op on s (takes ownership); *seq gets its number.  Returns
+ * cudaErrorStreamCaptureImplicit/InvalidResourceHandle on refusal (op freed).
+ * While s is capturing the op is accepted and dropped, *seq = 0. */
+cudaError_t sim_enqueue(struct CUstream_st *s, struct sim_op *op, uint64_t *seq);
+/* Wait until s->done >= seq. */
+void sim_wait_seq(struct CUstream_st *s, uint64_t seq);
+/* Wait for all work queued so far on every stream of dev (-1: all devices).
+ * Returns true if there was work to wait for. */
+bool sim_wait_device(int dev);
+struct CUstream_st *sim_legacy_stream(int dev);
+void sim_streams_init(void);
+
+struct CUevent_st *sim_event_resolve(cudaEvent_t h);
+
+/* ---- memory (sim_mem.c) */
+enum sim_mem_type { MT_HOST_ALLOC, MT_REGISTERED, MT_DEVICE };
+
+struct sim_range {
+	uintptr_t base;
+	size_t size;
+	enum sim_mem_type type;
+	unsigned flags;
+	int dev;
+};
+
+/* The range containing p, or NULL.  Caller holds sim_mu; the pointer is
+ * valid until sim_mu is released. */
+struct sim_range *sim_mem_find(const void *p);
+/* Release a device range freed by cudaFreeAsync (from a worker, sim_mu not held). */
+void sim_mem_free_device_now(void *p);
+
+#endif

@@ -1,0 +1,533 @@
+/* sim_mem.c - pinned (cudaHostAlloc), registered (cudaHostRegister) and device
+ * (cudaMalloc) memory, and the pointer queries.
+ *
+ * All three are host memory from mmap, recorded in one sorted table of
+ * non-overlapping ranges so that any interior pointer finds its range.  The
+ * "device pointer" of pinned or registered memory is the host address itself
+ * (UVA identity mapping): a simLaunch kernel can read it zero-copy.
+ */
+#include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "sim_internal.h"
+
+/* Sorted by base; under sim_mu. */
+static struct sim_range *ranges;
+static size_t nranges, cap_ranges;
+static size_t live_device[SIM_MAX_DEVICES];
+
+/* Index of the first range whose base is above p.  Caller holds sim_mu. */
+static size_t upper(uintptr_t p)
+{
+	size_t lo = 0, hi = nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ranges[mid].base <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct sim_range *sim_mem_find(const void *p)
+{
+	size_t i = upper((uintptr_t)p);
+
+	if (i == 0 || (uintptr_t)p - ranges[i - 1].base >= ranges[i - 1].size)
+		return NULL;
+	return &ranges[i - 1];
+}
+
+/* A range overlapping [b, b+n), or NULL.  Caller holds sim_mu. */
+static struct sim_range *overlapping(uintptr_t b, size_t n)
+{
+	size_t i = upper(b);
+
+	if (i > 0 && b - ranges[i - 1].base < ranges[i - 1].size)
+		return &ranges[i - 1];
+	if (i < nranges && ranges[i].base - b < n)
+		return &ranges[i];
+	return NULL;
+}
+
+/* Caller holds sim_mu.  Returns false when out of memory. */
+static bool insert(const struct sim_range *r)
+{
+	size_t i = upper(r->base);
+
+	if (nranges == cap_ranges) {
+		size_t ncap = cap_ranges ? 2 * cap_ranges : 64;
+		struct sim_range *n = realloc(ranges, ncap * sizeof *n);
+
+		if (!n)
+			return false;
+		ranges = n;
+		cap_ranges = ncap;
+	}
+	memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof *ranges);
+	ranges[i] = *r;
+	nranges++;
+	return true;
+}
+
+/* Caller holds sim_mu; r points into the table. */
+static void remove_range(struct sim_range *r)
+{
+	size_t i = (size_t)(r - ranges);
+
+	memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof *ranges);
+	nranges--;
+}
+
+/* The exact base of a range of type t, or NULL.  Caller holds sim_mu. */
+static struct sim_range *find_base(const void *p, enum sim_mem_type t)
+{
+	struct sim_range *r = sim_mem_find(p);
+
+	return r && r->base == (uintptr_t)p && r->type == t ? r : NULL;
+}
+
+static void *map(size_t size)
+{
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* Is all of [p, p+size) mapped?  Registering unmapped memory fails (measured). */
+static bool mapped(const void *p, size_t size)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t b = (uintptr_t)p & ~(pg - 1), e = ((uintptr_t)p + size + pg - 1) & ~(pg - 1);
+	unsigned char v[64];
+
+	/* mincore fails with ENOMEM on any unmapped page; probe in chunks. */
+	for (; b < e; b += sizeof v * pg) {
+		size_t len = e - b < sizeof v * pg ? e - b : sizeof v * pg;
+
+		if (mincore((void *)b, len, v) != 0)
+			return false;
+	}
+	return true;
+}
+
+static double cost_us(double fixed, double per_mb, size_t size)
+{
+	return fixed + per_mb * (double)size / (1 << 20);
+}
+
+/* Caller holds sim_mu. */
+static bool reserve_pinned(size_t size)
+{
+	if (size > sim_cfg.pinned_limit - sim_ctr.live_pinned_bytes)
+		return false;
+	sim_ctr.live_pinned_bytes += size;
+	if (sim_ctr.live_pinned_bytes > sim_ctr.peak_pinned_bytes)
+		sim_ctr.peak_pinned_bytes = sim_ctr.live_pinned_bytes;
+	return true;
+}
+
+/* ---- pinned allocations: they cost time in proportion to size and do not
+ * wait for the device (measured). */
+
+static cudaError_t host_alloc(void **p, size_t size, unsigned flags)
+{
+	const unsigned valid = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+	cudaError_t e = sim_enter();
+	void *m = NULL;
+	bool ok;
+
+	if (e)
+		return sim_ret(e);   /* after fork: touch no lock */
+	if (!p || (flags & ~valid)) {
+		e = cudaErrorInvalidValue;
+		goto fail;
+	}
+	if (size == 0) {
+		*p = NULL;
+		return cudaSuccess;
+	}
+	pthread_mutex_lock(&sim_mu);
+	ok = reserve_pinned(size);
+	pthread_mutex_unlock(&sim_mu);
+	if (!ok) {
+		e = cudaErrorMemoryAllocation;
+		goto fail;
+	}
+	m = map(size);
+	pthread_mutex_lock(&sim_mu);
+	if (m) {
+		struct sim_range r = { (uintptr_t)m, size, MT_HOST_ALLOC, flags, sim_current_device() };
+
+		ok = insert(&r);
+	} else {
+		ok = false;
+	}
+	if (ok) {
+		sim_ctr.host_allocs++;
+		sim_ctr.live_pinned_blocks++;
+	} else {
+		sim_ctr.live_pinned_bytes -= size;
+	}
+	pthread_mutex_unlock(&sim_mu);
+	if (!ok) {
+		if (m)
+			munmap(m, size);
+		e = cudaErrorMemoryAllocation;
+		goto fail;
+	}
+	sim_sleep_us(cost_us(sim_cfg.alloc_us, sim_cfg.alloc_us_per_mb, size));
+	*p = m;
+	return cudaSuccess;
+fail:
+	pthread_mutex_lock(&sim_mu);
+	sim_ctr.host_alloc_errors++;
+	sim_ctr.host_alloc_oom += e == cudaErrorMemoryAllocation;
+	pthread_mutex_unlock(&sim_mu);
+	return sim_ret(e);
+}
+
+SIM_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+	return host_alloc(pHost, size, flags);
+}
+
+SIM_API cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+	return host_alloc(ptr, size, cudaHostAllocDefault);
+}
+
+/* Waits for all device work on every stream of every device, then costs
+ * time, holding the gate closed all along: other threads' calls stall
+ * (measured on an H200: cudaFreeHost waits for the whole device and stalls
+ * other threads' launches).  Bad pointers are refused without waiting. */
+SIM_API cudaError_t cudaFreeHost(void *ptr)
+{
+	cudaError_t e = sim_enter();
+	struct sim_range *r;
+	size_t size = 0;
+	bool waited;
+
+	if (e)
+		return sim_ret(e);
+	if (!ptr)
+		return cudaSuccess;
+	pthread_mutex_lock(&sim_mu);
+	if (!find_base(ptr, MT_HOST_ALLOC)) {
+		sim_ctr.host_free_errors++;
+		pthread_mutex_unlock(&sim_mu);
+		return sim_ret(cudaErrorInvalidValue);
+	}
+	pthread_mutex_unlock(&sim_mu);
+
+	sim_gate_close();
+	waited = sim_wait_device(-1);
+	pthread_mutex_lock(&sim_mu);
+	r = find_base(ptr, MT_HOST_ALLOC);   /* again: another thread may have freed it */
+	if (r) {
+		size = r->size;
+		remove_range(r);
+		sim_ctr.live_pinned_bytes -= size;
+		sim_ctr.live_pinned_blocks--;
+		sim_ctr.host_frees++;
+		sim_ctr.host_frees_waited += waited;
+	} else {
+		sim_ctr.host_free_errors++;
+	}
+	pthread_mutex_unlock(&sim_mu);
+	if (size) {
+		sim_sleep_us(cost_us(sim_cfg.free_us, sim_cfg.free_us_per_mb, size));
+		munmap(ptr, size);
+	}
+	sim_gate_open();
+	return size ? cudaSuccess : sim_ret(cudaErrorInvalidValue);
+}
+
+/* ---- registered memory */
+
+SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+	const unsigned valid = cudaHostRegisterPortable | cudaHostRegisterMapped |
+			       cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+	cudaError_t e = sim_enter();
+	struct sim_range *o;
+
+	if (e)
+		return sim_ret(e);
+	if (!ptr || !size || (flags & ~valid) || !mapped(ptr, size))
+		return sim_ret(cudaErrorInvalidValue);
+	pthread_mutex_lock(&sim_mu);
+	o = overlapping((uintptr_t)ptr, size);
+	if (o)
+		e = o->type == MT_REGISTERED ? cudaErrorHostMemoryAlreadyRegistered : cudaErrorInvalidValue;
+	else if (!reserve_pinned(size))
+		e = cudaErrorMemoryAllocation;
+	else {
+		struct sim_range r = { (uintptr_t)ptr, size, MT_REGISTERED, flags, sim_current_device() };
+
+		if (insert(&r)) {
+			sim_ctr.host_registers++;
+		} else {
+			sim_ctr.live_pinned_bytes -= size;
+			e = cudaErrorMemoryAllocation;
+		}
+	}
+	pthread_mutex_unlock(&sim_mu);
+	if (e)
+		return sim_ret(e);
+	sim_sleep_us(cost_us(sim_cfg.alloc_us, sim_cfg.alloc_us_per_mb, size));
+	return cudaSuccess;
+}
+
+/* Waits for the device (measured), like cudaFreeHost, but without the gate. */
+SIM_API cudaError_t cudaHostUnregister(void *ptr)
+{
+	cudaError_t e = sim_enter();
+	struct sim_range *r;
+	size_t size = 0;
+
+	if (e)
+		return sim_ret(e);
+	if (!ptr)
+		return sim_ret(cudaErrorInvalidValue);
+	pthread_mutex_lock(&sim_mu);
+	r = sim_mem_find(ptr);
+	/* Measured: an interior pointer is invalid, an unknown one not registered. */
+	e = !r || r->type != MT_REGISTERED ? cudaErrorHostMemoryNotRegistered
+		: r->base != (uintptr_t)ptr ? cudaErrorInvalidValue : cudaSuccess;
+	pthread_mutex_unlock(&sim_mu);
+	if (e)
+		return sim_ret(e);
+	sim_wait_device(-1);
+	pthread_mutex_lock(&sim_mu);
+	r = find_base(ptr, MT_REGISTERED);
+	if (r) {
+		size = r->size;
+		remove_range(r);
+		sim_ctr.live_pinned_bytes -= size;
+		sim_ctr.host_unregisters++;
+	}
+	pthread_mutex_unlock(&sim_mu);
+	if (!size)
+		return sim_ret(cudaErrorHostMemoryNotRegistered);
+	sim_sleep_us(cost_us(sim_cfg.free_us, sim_cfg.free_us_per_mb, size));
+	return cudaSuccess;
+}
+
+/* ---- pointer queries: base and interior pointers answer alike (measured) */
+
+SIM_API cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
+{
+	cudaError_t e = sim_enter();
+	struct sim_range *r;
+
+	if (e)
+		return sim_ret(e);
+	if (!pFlags)
+		return sim_ret(cudaErrorInvalidValue);
+	pthread_mutex_lock(&sim_mu);
+	r = sim_mem_find(pHost);
+	if (r && r->type == MT_HOST_ALLOC)
+		*pFlags = r->flags | cudaHostAllocMapped;   /* Mapped is always added (measured) */
+	else if (r && r->type == MT_REGISTERED)
+		*pFlags = (r->flags & (cudaHostRegisterPortable | cudaHostRegisterMapped)) | cudaHostAllocMapped;
+	else
+		e = cudaErrorInvalidValue;
+	pthread_mutex_unlock(&sim_mu);
+	return sim_ret(e);
+}
+
+SIM_API cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{
+	cudaError_t e = sim_enter();
+	struct sim_range *r;
+
+	if (e)
+		return sim_ret(e);
+	if (!pDevice || flags)
+		return sim_ret(cudaErrorInvalidValue);
+	pthread_mutex_lock(&sim_mu);
+	r = sim_mem_find(pHost);
+	if (r && r->type != MT_DEVICE)
+		*pDevice = pHost;                           /* same address, interior too (measured) */
+	else
+		e = cudaErrorInvalidValue;
+	pthread_mutex_unlock(&sim_mu);
+	return sim_ret(e);
+}
+
+SIM_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+	cudaError_t e = sim_enter();
+	struct sim_range *r;
+
+	if (e)
+		return sim_ret(e);
+	if (!attributes)
+		return sim_ret(cudaErrorInvalidValue);
+	pthread_mutex_lock(&sim_mu);
+	r = sim_mem_find(ptr);
+	memset(attributes, 0, sizeof *attributes);
+	if (!r) {
+		attributes->type = cudaMemoryTypeUnregistered;   /* measured on an H200 */
+		attributes->device = -2;
+		attributes->hostPointer = (void *)ptr;
+	} else if (r->type == MT_DEVICE) {
+		attributes->type = cudaMemoryTypeDevice;
+		attributes->device = r->dev;
+		attributes->devicePointer = (void *)ptr;
+	} else {
+		attributes->type = cudaMemoryTypeHost;
+		attributes->device = r->dev;
+		attributes->devicePointer = (void *)ptr;
+		attributes->hostPointer = (void *)ptr;
+	}
+	pthread_mutex_unlock(&sim_mu);
+	return cudaSuccess;
+}
+
+/* ---- device memory: a separate set of mappings, typed so that copies and
+ * cudaPointerGetAttributes know it is device memory */
+
+static cudaError_t device_alloc(void **p, size_t size)
+{
+	cudaError_t e = sim_enter();
+	int dev = sim_current_device();
+	bool ok;
+	void *m;
+
+	if (e)
+		return sim_ret(e);
+	if (!p)
+		return sim_ret(cudaErrorInvalidValue);
+	if (size == 0) {
+		*p = NULL;
+		return cudaSuccess;
+	}
+	pthread_mutex_lock(&sim_mu);
+	ok = size <= sim_cfg.device_limit - live_device[dev];
+	if (ok)
+		live_device[dev] += size;
+	pthread_mutex_unlock(&sim_mu);
+	if (!ok)
+		return sim_ret(cudaErrorMemoryAllocation);
+	m = map(size);
+	pthread_mutex_lock(&sim_mu);
+	if (m) {
+		struct sim_range r = { (uintptr_t)m, size, MT_DEVICE, 0, dev };
+
+		ok = insert(&r);
+	} else {
+		ok = false;
+	}
+	if (ok) {
+		sim_ctr.device_allocs++;
+		sim_ctr.live_device_bytes += size;
+	} else {
+		live_device[dev] -= size;
+	}
+	pthread_mutex_unlock(&sim_mu);
+	if (!ok) {
+		if (m)
+			munmap(m, size);
+		return sim_ret(cudaErrorMemoryAllocation);
+	}
+	*p = m;
+	return cudaSuccess;
+}
+
+SIM_API cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+	return device_alloc(devPtr, size);
+}
+
+/* Ordered on the stream in real CUDA; the sim allocates at once. */
+SIM_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+{
+	return device_alloc(devPtr, size);
+}
+
+SIM_API cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
+{
+	return device_alloc(devPtr, size);
+}
+
+void sim_mem_free_device_now(void *p)
+{
+	struct sim_range *r;
+	size_t size = 0;
+
+	pthread_mutex_lock(&sim_mu);
+	r = find_base(p, MT_DEVICE);
+	if (r) {
+		size = r->size;
+		live_device[r->dev] -= size;
+		remove_range(r);
+		sim_ctr.device_frees++;
+		sim_ctr.live_device_bytes -= size;
+	}
+	pthread_mutex_unlock(&sim_mu);
+	if (size)
+		munmap(p, size);
+}
+
+/* Waits for the device (measured). */
+SIM_API cudaError_t cudaFree(void *devPtr)
+{
+	cudaError_t e = sim_enter();
+	bool ok;
+
+	if (e)
+		return sim_ret(e);
+	if (!devPtr)
+		return cudaSuccess;
+	pthread_mutex_lock(&sim_mu);
+	ok = find_base(devPtr, MT_DEVICE) != NULL;
+	pthread_mutex_unlock(&sim_mu);
+	if (!ok)
+		return sim_ret(cudaErrorInvalidValue);
+	sim_wait_device(-1);
+	sim_mem_free_device_now(devPtr);
+	return cudaSuccess;
+}
+
+static cudaError_t free_async(void *devPtr, cudaStream_t stream, bool ptz)
+{
+	cudaError_t e = sim_enter();
+	struct CUstream_st *s;
+	struct sim_op *op;
+	uint64_t seq;
+	bool ok;
+
+	if (e)
+		return sim_ret(e);
+	if (!devPtr)
+		return cudaSuccess;
+	pthread_mutex_lock(&sim_mu);
+	ok = find_base(devPtr, MT_DEVICE) != NULL;
+	pthread_mutex_unlock(&sim_mu);
+	if (!ok)
+		return sim_ret(cudaErrorInvalidValue);
+	s = sim_stream_resolve(stream, ptz);
+	if (!s)
+		return sim_ret(cudaErrorInvalidResourceHandle);
+	op = sim_op_new(OP_FREE);
+	if (!op)
+		return sim_ret(cudaErrorMemoryAllocation);
+	op->dst = devPtr;
+	return sim_ret(sim_enqueue(s, op, &seq));
+}
+
+SIM_API cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+{
+	return free_async(devPtr, hStream, false);
+}
+
+SIM_API cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
+{
+	return free_async(devPtr, hStream, true);
+}

@@ -1,0 +1,254 @@
+/* xfer_test - the staging copy threads (src/stage_threads.c) without CUDA.
+ *
+ * A fake DMA engine (one thread, in order, with random delays) plays the GPU:
+ * the test drives a transfer the way stage.c does, gating slot reuse on the
+ * engine's completion flags, and checks that every byte arrives exactly once
+ * and nothing is written outside the copy.  Under TSan this also proves the
+ * pool race-free.  -u: reuse slots without waiting for the engine; the data
+ * must then come out wrong (proves the check can fail).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "stage_threads.h"
+#include "../tap.h"
+
+#define MAXSLOT 16
+
+/* ---- the fake DMA engine: a FIFO of copies, executed after a delay */
+
+struct dma {
+    char *dst;
+    const char *src;
+    size_t n;
+    unsigned slot;
+    uint64_t seq;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct dma q[1024];
+    unsigned head, tail;
+    uint64_t done[MAXSLOT];      /* atomic: last completed seq per slot */
+    int quit;
+} E = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
+
+static unsigned rnd(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 16;
+}
+
+static void *engine_main(void *arg)
+{
+    unsigned seed = 7;
+    (void)arg;
+    pthread_mutex_lock(&E.mu);
+    for (;;) {
+        struct dma d;
+        struct timespec ts;
+
+        while (E.head == E.tail && !E.quit)
+            pthread_cond_wait(&E.cv, &E.mu);
+        if (E.head == E.tail)
+            break;
+        d = E.q[E.head % 1024];
+        pthread_mutex_unlock(&E.mu);
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)(rnd(&seed) % 300) * 1000;   /* 0-300 us */
+        nanosleep(&ts, NULL);
+        memcpy(d.dst, d.src, d.n);
+        __atomic_store_n(&E.done[d.slot], d.seq, __ATOMIC_RELEASE);
+        pthread_mutex_lock(&E.mu);
+        E.head++;
+    }
+    pthread_mutex_unlock(&E.mu);
+    return NULL;
+}
+
+static void engine_push(char *dst, const char *src, size_t n, unsigned slot, uint64_t seq)
+{
+    pthread_mutex_lock(&E.mu);
+    E.q[E.tail % 1024] = (struct dma){ dst, src, n, slot, seq };
+    E.tail++;
+    pthread_cond_signal(&E.cv);
+    pthread_mutex_unlock(&E.mu);
+}
+
+/* ---- slots */
+
+static char *slotbuf[MAXSLOT];
+static unsigned left[MAXSLOT];
+static uint64_t issued[MAXSLOT];     /* caller only: seq of the slot's last DMA */
+static uint64_t seqno;
+static int unsafe;
+
+static int slot_free(unsigned s)
+{
+    return unsafe || __atomic_load_n(&E.done[s], __ATOMIC_ACQUIRE) >= issued[s];
+}
+
+/* H2D-like: host -> slots -> dev, as stage.c's pc_run_h2d. */
+static void run_to(char *dev, char *host, size_t n, size_t piece, unsigned nslot, unsigned head,
+                   unsigned threads, uint64_t stop_after)
+{
+    struct pc_xfer x;
+    uint64_t ready = 0, dma = 0;
+    unsigned spins = 0;
+
+    pc_xfer_init(&x, 1, host, n, piece, slotbuf, left, nslot, head, threads);
+    pc_xfer_begin(&x);
+    while (dma < x.npieces && dma < stop_after) {
+        if (dma < ready && pc_xfer_piece_done(&x, dma)) {
+            unsigned s = pc_xfer_slot(&x, dma);
+            issued[s] = ++seqno;
+            engine_push(dev + pc_xfer_piece_off(&x, dma), slotbuf[s], pc_xfer_piece_len(&x, dma), s,
+                        issued[s]);
+            dma++;
+            continue;
+        }
+        if (ready < x.npieces && ready < dma + nslot && slot_free(pc_xfer_slot(&x, ready))) {
+            pc_xfer_ready(&x, ++ready);
+            continue;
+        }
+        if (!pc_xfer_help(&x))
+            pc_xfer_relax(&spins);
+    }
+    pc_xfer_end(&x);
+}
+
+/* D2H-like: dev -> slots -> host, as pc_run_d2h. */
+static void run_from(char *host, const char *dev, size_t n, size_t piece, unsigned nslot,
+                     unsigned head, unsigned threads)
+{
+    struct pc_xfer x;
+    uint64_t issue = 0, ready = 0, retired = 0;
+    unsigned spins = 0;
+
+    pc_xfer_init(&x, 0, host, n, piece, slotbuf, left, nslot, head, threads);
+    pc_xfer_begin(&x);
+    while (retired < x.npieces) {
+        if (retired < ready && pc_xfer_piece_done(&x, retired)) {
+            retired++;
+            continue;
+        }
+        if (issue < x.npieces && issue < retired + nslot && slot_free(pc_xfer_slot(&x, issue))) {
+            unsigned s = pc_xfer_slot(&x, issue);
+            issued[s] = ++seqno;
+            engine_push(slotbuf[s], dev + pc_xfer_piece_off(&x, issue), pc_xfer_piece_len(&x, issue),
+                        s, issued[s]);
+            issue++;
+            continue;
+        }
+        if (ready < issue && slot_free(pc_xfer_slot(&x, ready))) {
+            pc_xfer_ready(&x, ++ready);
+            continue;
+        }
+        if (!pc_xfer_help(&x))
+            pc_xfer_relax(&spins);
+    }
+    pc_xfer_end(&x);
+}
+
+static void fill(char *p, size_t n, unsigned tag)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (char)((i * 131u + (i >> 9) * 7u + (i >> 17) + tag * 29u) & 0xff);
+}
+
+static long long bad_at(const char *p, size_t n, unsigned tag)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (char)((i * 131u + (i >> 9) * 7u + (i >> 17) + tag * 29u) & 0xff))
+            return (long long)i;
+    return -1;
+}
+
+/* Wait until the engine has run every queued copy (whatever -u says). */
+static void drain(void)
+{
+    unsigned spins = 0;
+
+    for (;;) {
+        pthread_mutex_lock(&E.mu);
+        int idle = E.head == E.tail;
+        pthread_mutex_unlock(&E.mu);
+        if (idle)
+            return;
+        pc_xfer_relax(&spins);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const size_t sizes[] = { 1, 63, 64 * 1024, 64 * 1024 + 1, 300000, 1 << 20, (3 << 20) + 5 };
+    static const size_t pieces[] = { 64 * 1024, 256 * 1024, 1 << 20 };
+    const size_t maxn = (3 << 20) + 5, pad = 256;
+    char *host = malloc(maxn + 2 * pad), *dev = malloc(maxn + 2 * pad);
+    unsigned threads, head = 0, tag = 1;
+    long long failures = 0;
+    pthread_t eng;
+
+    unsafe = argc > 1 && !strcmp(argv[1], "-u");
+    if (!host || !dev)
+        return 99;
+    threads = pc_xfer_threads(4);
+    ok(threads >= 1 && threads <= 4, "pool: %u participants", threads);
+    ok(pc_xfer_threads(9) == threads, "pool: fixed after the first call");
+    for (unsigned i = 0; i < MAXSLOT; i++)
+        if (!(slotbuf[i] = malloc(1 << 20)))
+            return 99;
+    pthread_create(&eng, NULL, engine_main, NULL);
+
+    for (unsigned pi = 0; pi < 3; pi++) {
+        for (unsigned si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            for (unsigned nslot = 2; nslot <= 5; nslot += 3) {
+                for (unsigned part = 1; part <= threads; part += 2) {
+                    size_t n = sizes[si], piece = pieces[pi];
+                    long long b1, b2;
+
+                    memset(dev, 0x11, maxn + 2 * pad);
+                    fill(host + pad, n, tag);
+                    run_to(dev + pad, host + pad, n, piece, nslot, head, part, UINT64_MAX);
+                    fill(host + pad, n, tag + 7);   /* the source is free once it returns */
+                    drain();
+                    b1 = bad_at(dev + pad, n, tag);
+                    memset(host, 0x22, maxn + 2 * pad);
+                    run_from(host + pad, dev + pad, n, piece, nslot, head + 1, part);
+                    b2 = bad_at(host + pad, n, tag);
+                    head += 3;
+                    tag++;
+                    if (b1 >= 0 || b2 >= 0 || dev[pad - 1] != 0x11 || dev[pad + n] != 0x11 ||
+                        host[pad - 1] != 0x22 || host[pad + n] != 0x22) {
+                        failures++;
+                        if (!unsafe)
+                            diag("n=%zu piece=%zu slots=%u threads=%u: bad at %lld / %lld", n, piece,
+                                 nslot, part, b1, b2);
+                    }
+                }
+            }
+        }
+    }
+    if (unsafe) {
+        ok(failures > 0, "unsafe: reusing slots without waiting corrupts copies (%lld bad)", failures);
+    } else {
+        ok(failures == 0, "every byte arrived, nothing outside the copy written (%lld bad)", failures);
+        /* A transfer stopped half way returns; nobody touches its memory after. */
+        fill(host, maxn, 3);
+        run_to(dev, host, maxn, 64 * 1024, 4, 0, threads, 5);
+        drain();
+        memset(host, 0, maxn);
+        ok(1, "a transfer stopped early ends cleanly");
+    }
+    pthread_mutex_lock(&E.mu);
+    E.quit = 1;
+    pthread_cond_signal(&E.cv);
+    pthread_mutex_unlock(&E.mu);
+    pthread_join(eng, NULL);
+    return done_testing();
+}

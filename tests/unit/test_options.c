@@ -1,0 +1,328 @@
+/* test_options.c - PINCACHE_* parsing: helpers, init, warnings, help. */
+#include "config.h"
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "log.h"
+#include "options.h"
+#include "tap.h"
+
+static const char *const all_env[] = {
+#define OPT(field, env, type, def, choices, help) "PINCACHE_" #env,
+#include "options.def"
+#undef OPT
+};
+#define NOPTS (sizeof all_env / sizeof all_env[0])
+
+static char out[65536];
+
+static void clear_env(void)
+{
+    size_t i;
+
+    for (i = 0; i < NOPTS; i++)
+        unsetenv(all_env[i]);
+    unsetenv("RANK");
+    unsetenv("SLURM_PROCID");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("PMI_RANK");
+}
+
+/* Run pc_options_init, capturing stderr into `out`; returns the number of
+ * lines written. */
+static int init_captured(void)
+{
+    pc_log_reset();
+    capture_begin();
+    pc_options_init();
+    capture_end(out, sizeof out);
+    return count_str(out, "\n");
+}
+
+static void test_bool(void)
+{
+    static const char *const yes[] = { "1", "true", "TRUE", "Yes", "on", "ON", "tRuE" };
+    static const char *const no[] = { "0", "false", "No", "OFF", "off", "FaLsE" };
+    static const char *const bad[] = { "", "2", "tru", "yes ", " on", "truex", "y", "-1", "00" };
+    size_t i;
+    int v;
+
+    for (i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        v = -1;
+        ok(pc_parse_bool(yes[i], &v) == 0 && v == 1, "bool '%s' is 1", yes[i]);
+    }
+    for (i = 0; i < sizeof no / sizeof no[0]; i++) {
+        v = -1;
+        ok(pc_parse_bool(no[i], &v) == 0 && v == 0, "bool '%s' is 0", no[i]);
+    }
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 7;
+        ok(pc_parse_bool(bad[i], &v) == -EINVAL && v == 7, "bool '%s' rejected, out untouched", bad[i]);
+    }
+    ok(pc_parse_bool(NULL, &v) == -EINVAL, "bool NULL rejected");
+}
+
+static void test_size(void)
+{
+    static const struct { const char *s; uint64_t v; } good[] = {
+        { "0", 0 }, { "4096", 4096 }, { "512B", 512 }, { "512b", 512 },
+        { "4K", 4096 }, { "4k", 4096 }, { "4KB", 4096 }, { "4KiB", 4096 }, { "4kib", 4096 },
+        { "1M", 1ull << 20 }, { "3MB", 3ull << 20 }, { "2G", 2ull << 30 }, { "2GiB", 2ull << 30 },
+        { "1T", 1ull << 40 }, { "16777215T", 16777215ull << 40 },
+        { "18446744073709551615", UINT64_MAX }, { "007", 7 },
+    };
+    static const char *const bad[] = {
+        "", "banana", "-1", "+1", "1.5G", "4 G", " 4G", "4G ", "G", "1X", "1KBB", "1Ki", "1iB",
+        "1BB", "1P", "18446744073709551616", "99999999999999999999", "16777216T", "17179869184G",
+        "0x10", "1e9",
+    };
+    size_t i, v;
+
+    for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+        v = 1;
+        ok(pc_parse_size(good[i].s, &v) == 0 && v == good[i].v, "size '%s' is %llu", good[i].s,
+           (unsigned long long)good[i].v);
+    }
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 12345;
+        ok(pc_parse_size(bad[i], &v) == -EINVAL && v == 12345, "size '%s' rejected", bad[i]);
+    }
+}
+
+static void test_enum(void)
+{
+    int v = -1;
+
+    ok(pc_parse_enum("cache", "cache|observe|off", &v) == 0 && v == 0, "enum first choice");
+    ok(pc_parse_enum("observe", "cache|observe|off", &v) == 0 && v == 1, "enum middle choice");
+    ok(pc_parse_enum("OFF", "cache|observe|off", &v) == 0 && v == 2, "enum last choice, any case");
+    ok(pc_parse_enum("Observe", "cache|observe|off", &v) == 0 && v == 1, "enum mixed case");
+    v = 9;
+    ok(pc_parse_enum("cach", "cache|observe|off", &v) == -EINVAL && v == 9, "enum prefix rejected");
+    ok(pc_parse_enum("cachex", "cache|observe|off", &v) == -EINVAL, "enum longer rejected");
+    ok(pc_parse_enum("", "cache|observe|off", &v) == -EINVAL, "enum empty rejected");
+    ok(pc_parse_enum("observe|off", "cache|observe|off", &v) == -EINVAL, "enum with bar rejected");
+    ok(pc_parse_enum("1", "cache|observe|off", &v) == -EINVAL, "enum number rejected");
+    ok(pc_parse_enum("warn", "error|warn|info|debug", &v) == 0 && v == PC_LOG_WARN,
+       "log names match the PC_LOG_* values");
+    ok(pc_parse_enum("debug", "error|warn|info|debug", &v) == 0 && v == PC_LOG_DEBUG,
+       "debug is PC_LOG_DEBUG");
+}
+
+static void test_format_size(void)
+{
+    char b[32];
+
+    pc_format_size(b, sizeof b, 4ull << 30);
+    is_str(b, "4G", "format 4G");
+    pc_format_size(b, sizeof b, 1536ull << 20);
+    is_str(b, "1536M", "format 1536M");
+    pc_format_size(b, sizeof b, 1000);
+    is_str(b, "1000", "format plain bytes");
+    pc_format_size(b, sizeof b, 0);
+    is_str(b, "0", "format 0");
+    pc_format_size(b, sizeof b, 3ull << 40);
+    is_str(b, "3T", "format 3T");
+    pc_format_size(b, sizeof b, 1ull << 50);
+    is_str(b, "1024T", "format stops at T");
+}
+
+static void test_defaults(void)
+{
+    clear_env();
+    is_int(init_captured(), 0, "clean environment: nothing printed");
+    is_int(pc_opt.mode, PC_MODE_CACHE, "default mode cache");
+    is_int(pc_opt.max_cached, 4ull << 30, "default cap 4G");
+    is_int(pc_opt.log, PC_LOG_WARN, "default log warn");
+    is_str(pc_opt.report, "stderr", "default report stderr");
+    is_int(pc_opt.verbose, 0, "default verbose 0");
+    is_int(pc_opt.help, 0, "default help 0");
+    is_int(pc_opt.test_no_fences, 0, "default test_no_fences 0");
+}
+
+static void test_env_values(void)
+{
+    char path[] = "/tmp/r-%p.json";
+
+    clear_env();
+    setenv("PINCACHE_MODE", "Observe", 1);
+    setenv("PINCACHE_MAX_CACHED", "512M", 1);
+    setenv("PINCACHE_LOG", "error", 1);
+    setenv("PINCACHE_REPORT", path, 1);
+    setenv("PINCACHE_TEST_NO_FENCES", "yes", 1);
+    is_int(init_captured(), 0, "good values: nothing printed");
+    is_int(pc_opt.mode, PC_MODE_OBSERVE, "mode from env");
+    is_int(pc_opt.max_cached, 512ull << 20, "cap from env");
+    is_int(pc_opt.log, PC_LOG_ERROR, "log from env");
+    is_int(pc_opt.test_no_fences, 1, "bool from env");
+    is_str(pc_opt.report, "/tmp/r-%p.json", "report from env");
+    setenv("PINCACHE_REPORT", "changed-later", 1);
+    unsetenv("PINCACHE_REPORT");
+    is_str(pc_opt.report, "/tmp/r-%p.json", "report survives a later change of the environment");
+
+    /* Init again: everything back to defaults first. */
+    clear_env();
+    init_captured();
+    is_int(pc_opt.mode, PC_MODE_CACHE, "re-init restores the default mode");
+    is_str(pc_opt.report, "stderr", "re-init restores the default report");
+
+    clear_env();
+    setenv("PINCACHE_MAX_CACHED", "", 1);
+    is_int(init_captured(), 0, "empty value: no warning");
+    is_int(pc_opt.max_cached, 4ull << 30, "empty value: default kept");
+}
+
+static void test_bad_values(void)
+{
+    char want[256];
+    size_t i;
+
+    clear_env();
+    setenv("PINCACHE_MAX_CACHED", "banana", 1);
+    is_int(init_captured(), 1, "bad size: exactly one line");
+    snprintf(want, sizeof want,
+             "pincache[%d]: warning: environment option PINCACHE_MAX_CACHED has an invalid value "
+             "'banana'; using the default 4G\n", (int)getpid());
+    is_str(out, want, "bad size: the warning names variable, value and default");
+    is_int(pc_opt.max_cached, 4ull << 30, "bad size: default kept");
+
+    clear_env();
+    setenv("PINCACHE_MODE", "fast", 1);
+    is_int(init_captured(), 1, "bad enum: one line");
+    ok(strstr(out, "PINCACHE_MODE has an invalid value 'fast'; using the default cache") != NULL,
+       "bad enum: message");
+    ok(strstr(out, "cache|observe|off") != NULL, "bad enum: lists the choices");
+    is_int(pc_opt.mode, PC_MODE_CACHE, "bad enum: default kept");
+
+    clear_env();
+    setenv("PINCACHE_VERBOSE", "maybe", 1);
+    is_int(init_captured(), 1, "bad bool: one line");
+    is_int(pc_opt.verbose, 0, "bad bool: default kept");
+
+    /* A warning about the log level itself must not be swallowed by it. */
+    clear_env();
+    setenv("PINCACHE_LOG", "loud", 1);
+    is_int(init_captured(), 1, "bad PINCACHE_LOG: its warning appears");
+    ok(strstr(out, "PINCACHE_LOG has an invalid value 'loud'") != NULL, "bad PINCACHE_LOG: message");
+    is_int(pc_opt.log, PC_LOG_WARN, "bad PINCACHE_LOG: default warn");
+
+    /* PINCACHE_LOG is read first and governs the others, whatever the order. */
+    clear_env();
+    setenv("PINCACHE_LOG", "error", 1);
+    setenv("PINCACHE_MAX_CACHED", "banana", 1);
+    setenv("PINCACHE_MODE", "banana", 1);
+    is_int(init_captured(), 0, "PINCACHE_LOG=error silences warnings about other options");
+
+    /* Several bad values: one warning each, no more. */
+    clear_env();
+    setenv("PINCACHE_MODE", "x", 1);
+    setenv("PINCACHE_MAX_CACHED", "-1", 1);
+    setenv("PINCACHE_HELP", "2", 1);
+    setenv("PINCACHE_VERBOSE", "", 1);
+    is_int(init_captured(), 3, "three bad values, three warnings");
+
+    /* A value cannot forge log lines or flood them. */
+    clear_env();
+    setenv("PINCACHE_MAX_CACHED", "1\npincache[1]: error: forged", 1);
+    is_int(init_captured(), 1, "newline in a value: still one line");
+    ok(strstr(out, "'1?pincache[1]: error: forged'") != NULL, "control characters shown as '?'");
+    {
+        char big[4096];
+        memset(big, 'x', sizeof big - 1);
+        big[sizeof big - 1] = '\0';
+        clear_env();
+        setenv("PINCACHE_MAX_CACHED", big, 1);
+        is_int(init_captured(), 1, "huge value: one line");
+        ok(strlen(out) < 200 && strstr(out, "xxx...'") != NULL, "huge value: shown shortened");
+    }
+
+    /* Every typed option, given garbage, warns once and keeps its default. */
+    for (i = 0; i < NOPTS; i++) {
+        if (!strcmp(all_env[i], "PINCACHE_REPORT"))
+            continue;                 /* a string: anything is a value */
+        clear_env();
+        setenv(all_env[i], "zz-not-a-value", 1);
+        is_int(init_captured(), 1, "%s=garbage: one warning", all_env[i]);
+        ok(strstr(out, all_env[i]) != NULL, "%s: the warning names it", all_env[i]);
+    }
+    clear_env();
+}
+
+static void test_help_verbose(void)
+{
+    size_t i;
+    char prefix[64];
+
+    snprintf(prefix, sizeof prefix, "pincache[%d]: ", (int)getpid());
+    clear_env();
+    setenv("PINCACHE_HELP", "1", 1);
+    setenv("PINCACHE_VERBOSE", "on", 1);
+    setenv("PINCACHE_MAX_CACHED", "1536M", 1);
+    /* stdout must stay empty: capture it too. */
+    capture_begin_fd(1);
+    {
+        char sout[1024];
+        int lines = init_captured();
+        capture_end_fd(1, sout, sizeof sout);
+        is_str(sout, "", "PINCACHE_HELP/VERBOSE print nothing on stdout");
+        ok(lines >= 2 * (int)NOPTS + 2, "help and effective configuration printed (%d lines)", lines);
+    }
+    for (i = 0; i < NOPTS; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "\n%s  %s=", prefix, all_env[i]);
+        is_int(count_str(out, want), 2, "%s listed in the help and in the effective values",
+               all_env[i]);
+    }
+    ok(strstr(out, "PINCACHE_MAX_CACHED=4G ") != NULL, "help shows the default");
+    ok(strstr(out, "PINCACHE_MAX_CACHED=1536M\n") != NULL, "effective value shown as set");
+    ok(strstr(out, "PINCACHE_MODE=cache (default)\n") != NULL, "defaults marked");
+    ok(strstr(out, "one of cache|observe|off") != NULL, "help shows the choices");
+    {
+        /* Every line carries the prefix. */
+        const char *p = out;
+        int bad = 0;
+        while (*p) {
+            if (strncmp(p, prefix, strlen(prefix)) != 0)
+                bad++;
+            p = strchr(p, '\n');
+            if (!p)
+                break;
+            p++;
+        }
+        is_int(bad, 0, "every help/verbose line starts with %s", prefix);
+    }
+    clear_env();
+}
+
+static void test_rank(void)
+{
+    clear_env();
+    ok(pc_env_rank() == NULL, "no rank variable: NULL");
+    setenv("PMI_RANK", "7", 1);
+    is_str(pc_env_rank(), "7", "PMI_RANK");
+    setenv("OMPI_COMM_WORLD_RANK", "6", 1);
+    is_str(pc_env_rank(), "6", "OMPI_COMM_WORLD_RANK before PMI_RANK");
+    setenv("SLURM_PROCID", "5", 1);
+    is_str(pc_env_rank(), "5", "SLURM_PROCID before those");
+    setenv("RANK", "", 1);
+    is_str(pc_env_rank(), "5", "empty RANK skipped");
+    setenv("RANK", "2", 1);
+    is_str(pc_env_rank(), "2", "RANK first");
+    clear_env();
+}
+
+int main(void)
+{
+    test_bool();
+    test_size();
+    test_enum();
+    test_format_size();
+    test_defaults();
+    test_env_values();
+    test_bad_values();
+    test_help_verbose();
+    test_rank();
+    return done_testing();
+}

@@ -1,0 +1,262 @@
+/* Unit tests of the pool and registry: size classes, reuse only after the
+ * fence, keys, double frees, the cap, LRU trimming, out-of-memory retry and
+ * concurrent use.  No CUDA: the pool's operations are faked here. */
+#include "config.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pool.h"
+#include "stats.h"
+#include "tap.h"
+
+/* --- fake runtime --- */
+static struct {
+    pthread_mutex_t lock;
+    size_t live, limit;          /* real bytes held; limit 0 = none */
+    unsigned allocs, releases;
+    uint64_t done;               /* fences <= done are complete */
+    int idle;
+    void *released[64];          /* order of releases */
+} fake = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int fake_alloc(void *ctx, size_t size, unsigned key, void **out)
+{
+    pthread_mutex_lock(&fake.lock);
+    if (fake.limit && fake.live + size > fake.limit) {
+        pthread_mutex_unlock(&fake.lock);
+        return 2;
+    }
+    fake.live += size;
+    fake.allocs++;
+    pthread_mutex_unlock(&fake.lock);
+    *out = aligned_alloc(4096, size);
+    return 0;
+}
+
+static void fake_release(void *ctx, void *p, size_t size)
+{
+    pthread_mutex_lock(&fake.lock);
+    if (fake.releases < 64)
+        fake.released[fake.releases] = p;
+    fake.releases++;
+    fake.live -= size;
+    pthread_mutex_unlock(&fake.lock);
+    free(p);
+}
+
+static int fake_known(void *ctx, uint64_t seq) { return seq <= __atomic_load_n(&fake.done, __ATOMIC_ACQUIRE); }
+static int fake_poll(void *ctx, uint64_t seq) { return fake_known(ctx, seq); }
+static int fake_idle(void *ctx) { return fake.idle; }
+
+static const struct pc_pool_ops fake_ops = {
+    fake_alloc, fake_release, fake_known, fake_poll, fake_idle, 2,
+};
+
+static void fake_reset(struct pc_pool *p, size_t cap)
+{
+    fake.live = fake.limit = 0;
+    fake.allocs = fake.releases = 0;
+    fake.done = 0;
+    fake.idle = 1;
+    pc_pool_init(p, &fake_ops, NULL, cap);
+}
+
+static void *xalloc(struct pc_pool *p, size_t n, unsigned key, int *hit)
+{
+    void *ptr = NULL;
+    int h = 0;
+    if (pc_pool_alloc(p, n, key, &ptr, &h) != 0)
+        return NULL;
+    if (hit)
+        *hit = h;
+    return ptr;
+}
+
+static void test_size_classes(void)
+{
+    unsigned prev_idx = 0;
+    size_t prev = 0;
+    int bad = 0;
+    for (size_t n = 1; n < ((size_t)1 << 40); n += n / 7 + 1) {
+        unsigned idx;
+        size_t c = pc_size_class(n, &idx);
+        if (c < n || c % PC_CLASS_PAGE != 0 || idx >= PC_NCLASS)
+            bad++;
+        if (n > PC_CLASS_SMALL && (c - n) * 8 > n)       /* > 12.5% waste */
+            bad++;
+        if (c > prev && prev && idx <= prev_idx)           /* indices follow sizes */
+            bad++;
+        if (c == prev && idx != prev_idx)
+            bad++;
+        unsigned idx2;
+        if (pc_size_class(c, &idx2) != c || idx2 != idx)  /* a class is its own class */
+            bad++;
+        prev = c;
+        prev_idx = idx;
+    }
+    is_int(bad, 0, "every class fits, wastes <= 12.5%%, and has one index");
+    unsigned idx;
+    is_int((long)pc_size_class(1, &idx), 4096, "1 byte -> one page");
+    is_int((long)pc_size_class(65 * 1024, &idx), 72 * 1024, "65K -> 72K");
+    is_int((long)pc_size_class(((size_t)1 << 20) + 1, &idx), (1 << 20) + (1 << 17), "1M+1 -> 1.125M");
+    is_int((long)pc_size_class(0, &idx), 0, "size 0 is not a class");
+    is_int((long)pc_size_class((size_t)1 << 50, &idx), 0, "1<<50 is not cached");
+}
+
+static void test_reuse_waits_for_fence(void)
+{
+    struct pc_pool p;
+    int hit;
+    fake_reset(&p, (size_t)1 << 30);
+    void *a = xalloc(&p, 100000, 0, &hit);
+    ok(a && !hit, "first allocation is a miss");
+    is_int(pc_pool_free(&p, a, 5), PC_BLOCK_LIVE, "free of a live block caches it");
+    void *b = xalloc(&p, 100000, 0, &hit);
+    ok(b && b != a && !hit, "block fenced by pending work is not reused");
+    fake.done = 5;
+    void *c = xalloc(&p, 99000, 0, &hit);
+    ok(c == a && hit, "same class reused once its fence completed");
+    is_int(pc_pool_free(&p, b, 0), PC_BLOCK_LIVE, "free with no fence");
+    void *d = xalloc(&p, 100000, 1, &hit);
+    ok(d != b && !hit, "a different flags key is never mixed");
+    void *e = xalloc(&p, 100000, 0, &hit);
+    ok(e == b && hit, "unfenced block reused at once");
+    is_int((long)fake.allocs, 3, "three real allocations in all");
+}
+
+static void test_states_and_double_free(void)
+{
+    struct pc_pool p;
+    fake_reset(&p, (size_t)1 << 30);
+    char *a = xalloc(&p, 3 * 4096, 0, NULL);
+    is_int(pc_pool_state(&p, a, 0), PC_BLOCK_LIVE, "base is live");
+    is_int(pc_pool_state(&p, a + 5000, 1), PC_BLOCK_LIVE, "interior found by interior lookup");
+    is_int(pc_pool_state(&p, a + 5000, 0), PC_BLOCK_NONE, "interior is not a base");
+    is_int(pc_pool_state(&p, a + 3 * 4096, 1), PC_BLOCK_NONE, "one past the end is outside");
+    is_int(pc_pool_free(&p, a + 8, 0), PC_BLOCK_NONE, "free of an interior pointer is not ours");
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_LIVE, "free");
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_IDLE, "double free detected");
+    is_int(pc_pool_state(&p, a + 100, 1), PC_BLOCK_IDLE, "interior of an idle block");
+    int x;
+    is_int(pc_pool_state(&p, &x, 1), PC_BLOCK_NONE, "foreign pointer");
+    char *b = xalloc(&p, 4096, 0, NULL);
+    is_int(pc_pool_forget(&p, b), 0, "forget a live block");
+    is_int(pc_pool_state(&p, b, 0), PC_BLOCK_NONE, "forgotten block is not ours");
+    free(b);
+}
+
+static void test_cap_trims_lru(void)
+{
+    struct pc_pool p;
+    void *v[8];
+    fake_reset(&p, 1 << 20);                   /* 1 MiB of idle blocks */
+    for (int i = 0; i < 8; i++)
+        v[i] = xalloc(&p, 512 * 1024, 0, NULL);
+    for (int i = 0; i < 8; i++) {
+        pc_pool_free(&p, v[i], 0);
+        pc_pool_enforce_cap(&p);
+    }
+    is_int((long)fake.releases, 6, "idle bytes trimmed back to the cap");
+    ok(fake.released[0] == v[0] && fake.released[5] == v[5], "least recently freed released first");
+    is_int((long)fake.live, 1 << 20, "exactly the cap remains held");
+}
+
+static void test_cap_prefers_idle_device(void)
+{
+    struct pc_pool p;
+    void *v[20];
+    fake_reset(&p, 8 << 20);
+    fake.idle = 0;                             /* device busy */
+    for (int i = 0; i < 20; i++)
+        v[i] = xalloc(&p, 512 * 1024, 0, NULL);
+    for (int i = 0; i < 18; i++) {
+        pc_pool_free(&p, v[i], 0);
+        pc_pool_enforce_cap(&p);
+    }
+    is_int((long)fake.releases, 0, "busy device: up to 1/8 over the cap is tolerated");
+    pc_pool_free(&p, v[18], 0);
+    pc_pool_enforce_cap(&p);
+    ok(fake.releases > 0, "beyond 1/8 over the cap: trimmed anyway");
+    fake.idle = 1;
+    pc_pool_free(&p, v[19], 0);
+    pc_pool_enforce_cap(&p);
+    ok(fake.live <= (8u << 20), "idle device: trimmed to the cap");
+}
+
+static void test_oom_trims_and_retries(void)
+{
+    struct pc_pool p;
+    int hit;
+    fake_reset(&p, (size_t)1 << 30);
+    fake.limit = 4 << 20;
+    void *a = xalloc(&p, 3 << 20, 0, NULL);
+    pc_pool_free(&p, a, 0);
+    uint64_t before = PC_STAT_GET(oom_retries);
+    void *b = xalloc(&p, 2 << 20, 0, &hit);
+    ok(b != NULL && !hit, "fits only after the idle block is released");
+    is_int((long)(PC_STAT_GET(oom_retries) - before), 1, "one retry");
+    void *c = NULL;
+    is_int(pc_pool_alloc(&p, 3 << 20, 0, &c, &hit), 2, "still impossible: the runtime's error");
+    is_int(pc_pool_alloc(&p, (size_t)1 << 50, 0, &c, &hit), -1, "too large to cache: caller passes through");
+}
+
+struct churn_arg { struct pc_pool *p; unsigned seed; int bad; };
+
+static void *churn(void *argp)
+{
+    struct churn_arg *a = argp;
+    void *held[8] = {0};
+    for (int i = 0; i < 20000; i++) {
+        int slot = rand_r(&a->seed) % 8;
+        if (held[slot]) {
+            if (pc_pool_free(a->p, held[slot], 0) != PC_BLOCK_LIVE)
+                a->bad++;
+            pc_pool_enforce_cap(a->p);
+            held[slot] = NULL;
+        } else {
+            size_t n = 4096u << (rand_r(&a->seed) % 8);
+            held[slot] = xalloc(a->p, n, rand_r(&a->seed) % 2, NULL);
+            if (!held[slot])
+                a->bad++;
+            else
+                memset(held[slot], slot, 64);
+        }
+    }
+    for (int s = 0; s < 8; s++)
+        if (held[s] && pc_pool_free(a->p, held[s], 0) != PC_BLOCK_LIVE)
+            a->bad++;
+    pc_pool_enforce_cap(a->p);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    struct pc_pool p;
+    pthread_t t[4];
+    struct churn_arg a[4];
+    int bad = 0;
+    fake_reset(&p, 2 << 20);
+    for (int i = 0; i < 4; i++) {
+        a[i] = (struct churn_arg){ &p, (unsigned)i + 1, 0 };
+        pthread_create(&t[i], NULL, churn, &a[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        bad += a[i].bad;
+    }
+    is_int(bad, 0, "4 threads: every allocation served, every free accepted");
+    ok(fake.live == p.cached, "everything freed: the fake runtime holds exactly the cached bytes");
+    ok(p.cached <= (2u << 20) + (2u << 20) / 8, "cap respected (with the busy-device slack)");
+}
+
+int main(void)
+{
+    test_size_classes();
+    test_reuse_waits_for_fence();
+    test_states_and_double_free();
+    test_cap_trims_lru();
+    test_cap_prefers_idle_device();
+    test_oom_trims_and_retries();
+    test_threads();
+    return done_testing();
+}

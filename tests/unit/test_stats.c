@@ -1,0 +1,241 @@
+/* test_stats.c - gauges and peaks under threads, reset, the stats.def table,
+ * and the guard that makes a changed stats.def bump the schema version. */
+#include "config.h"
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "stats.h"
+#include "tap.h"
+
+static const char *const names[] = {
+#define STAT(name, kind, help) #name,
+#define GAUGE(name, kind, help) #name,
+#include "stats.def"
+#undef STAT
+#undef GAUGE
+};
+#define NNAMES (sizeof names / sizeof names[0])
+
+static void test_gauge_single(void)
+{
+    int64_t cur = 0, peak = 0;
+
+    pc_gauge_add(&cur, &peak, 10);
+    pc_gauge_add(&cur, &peak, 5);
+    pc_gauge_add(&cur, &peak, -12);
+    pc_gauge_add(&cur, &peak, 3);
+    is_int(cur, 6, "gauge value follows the deltas");
+    is_int(peak, 15, "peak is the highest value seen");
+    pc_gauge_add(&cur, &peak, -6);
+    is_int(peak, 15, "peak never comes down");
+}
+
+#define NTHREADS 8
+#define STEPS 200000
+
+static void *adder(void *arg)
+{
+    int i;
+
+    (void)arg;
+    for (i = 0; i < STEPS; i++)
+        PC_GAUGE_ADD(live_bytes, 1);
+    return NULL;
+}
+
+static void *updown(void *arg)
+{
+    int i;
+
+    (void)arg;
+    for (i = 0; i < STEPS; i++) {
+        PC_GAUGE_ADD(cached_bytes, 1);
+        PC_STAT_INC(alloc_calls);
+        PC_GAUGE_ADD(cached_bytes, -1);
+    }
+    return NULL;
+}
+
+static void test_gauge_threads(void)
+{
+    pthread_t th[NTHREADS];
+    int i;
+
+    pc_stats_reset();
+    for (i = 0; i < NTHREADS; i++)
+        pthread_create(&th[i], NULL, adder, NULL);
+    for (i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    is_int(PC_STAT_GET(live_bytes), NTHREADS * STEPS, "concurrent adds: no update lost");
+    is_int(PC_STAT_GET(live_bytes_peak), NTHREADS * STEPS,
+           "concurrent adds: the peak is the final value (no lost raise)");
+
+    for (i = 0; i < NTHREADS; i++)
+        pthread_create(&th[i], NULL, updown, NULL);
+    for (i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    is_int(PC_STAT_GET(cached_bytes), 0, "up/down: back to zero");
+    ok(PC_STAT_GET(cached_bytes_peak) >= 1 && PC_STAT_GET(cached_bytes_peak) <= NTHREADS,
+       "up/down: peak between 1 and the thread count (%lld)",
+       (long long)PC_STAT_GET(cached_bytes_peak));
+    is_int(PC_STAT_GET(alloc_calls), NTHREADS * STEPS, "counter: no increment lost");
+}
+
+static void test_table(void)
+{
+    size_t covered = 0;
+    unsigned i, j;
+    int dup = 0, order = 1, kinds = 1;
+
+    is_int(pc_stat_ndescs, NNAMES, "one table row per stats.def entry");
+    for (i = 0; i < pc_stat_ndescs && i < NNAMES; i++) {
+        const struct pc_stat_desc *d = &pc_stat_descs[i];
+        if (strcmp(d->name, names[i]) != 0)
+            order = 0;
+        if (d->kind != PC_STAT_KIND_COUNT && d->kind != PC_STAT_KIND_BYTES &&
+            d->kind != PC_STAT_KIND_NSEC)
+            kinds = 0;
+        covered += d->peak_name ? 2 * sizeof(int64_t) : sizeof(uint64_t);
+        for (j = 0; j < i; j++)
+            if (!strcmp(pc_stat_descs[j].name, d->name))
+                dup++;
+    }
+    ok(order, "rows in stats.def order, named as declared");
+    ok(kinds, "every kind is COUNT, BYTES or NSEC");
+    is_int(dup, 0, "names unique");
+    is_int(covered, sizeof(struct pc_stats), "the rows cover every byte of struct pc_stats");
+
+    /* Each row points at its own field: poke through the table, read back by
+     * name. */
+    {
+        struct pc_stats s;
+        memset(&s, 0, sizeof s);
+        for (i = 0; i < pc_stat_ndescs; i++) {
+            const struct pc_stat_desc *d = &pc_stat_descs[i];
+            *(uint64_t *)((char *)&s + d->offset) = 1000 + i;
+            if (d->peak_name)
+                *(int64_t *)((char *)&s + d->peak_offset) = 5000 + i;
+        }
+        i = 0;
+        j = 1;
+#define STAT(name, kind, help) j &= s.name == 1000 + i; i++;
+#define GAUGE(name, kind, help) j &= s.name == 1000 + i && s.name##_peak == 5000 + i; i++;
+#include "stats.def"
+#undef STAT
+#undef GAUGE
+        ok(j, "offsets and peak offsets point at the named fields");
+    }
+    {
+        int peaks = 1;
+        for (i = 0; i < pc_stat_ndescs; i++) {
+            const struct pc_stat_desc *d = &pc_stat_descs[i];
+            char want[128];
+            if (!d->peak_name)
+                continue;
+            snprintf(want, sizeof want, "%s_peak", d->name);
+            peaks &= !strcmp(want, d->peak_name);
+        }
+        ok(peaks, "gauge peaks are named NAME_peak");
+    }
+}
+
+static void test_reset_snapshot(void)
+{
+    struct pc_stats snap;
+    unsigned i;
+    int zero = 1, same = 1;
+
+    for (i = 0; i < pc_stat_ndescs; i++) {
+        const struct pc_stat_desc *d = &pc_stat_descs[i];
+        *(uint64_t *)((char *)&pc_stats + d->offset) = 77 + i;
+        if (d->peak_name)
+            *(int64_t *)((char *)&pc_stats + d->peak_offset) = 99 + i;
+    }
+    pc_stats_snapshot(&snap);
+    same = memcmp(&snap, &pc_stats, sizeof snap) == 0;
+    ok(same, "snapshot copies every field");
+    pc_stats_reset();
+    for (i = 0; i < sizeof pc_stats; i++)
+        if (((unsigned char *)&pc_stats)[i])
+            zero = 0;
+    ok(zero, "reset clears every field, peaks included");
+}
+
+static void test_clock(void)
+{
+    struct timespec ms = { 0, 2000000 };
+    uint64_t a = pc_now_ns(), b;
+
+    nanosleep(&ms, NULL);
+    b = pc_now_ns();
+    ok(a > 0 && b > a, "pc_now_ns moves forward");
+    ok(b - a >= 2000000 && b - a < 2000000000ull, "pc_now_ns is in nanoseconds (%llu ns for a 2 ms sleep)",
+       (unsigned long long)(b - a));
+}
+
+/* stats.def feeds the JSON report, whose readers rely on
+ * PC_STATS_SCHEMA_VERSION: a change of the list without a change of the
+ * version fails here.  PC_UPDATE_GOLDEN=1 rewrites the record (only when the
+ * version moved). */
+static void test_schema_version(void)
+{
+    static const char *const kind_names[] = { "COUNT", "BYTES", "NSEC" };
+    char now[8192], rec[8192];
+    const char *srcdir = getenv("top_srcdir");
+    char path[1024];
+    size_t len = 0;
+    unsigned i;
+    FILE *f;
+    long rec_version = -1;
+
+    len += (size_t)snprintf(now + len, sizeof now - len, "schema_version %d\n", PC_STATS_SCHEMA_VERSION);
+    for (i = 0; i < pc_stat_ndescs && len < sizeof now; i++)
+        len += (size_t)snprintf(now + len, sizeof now - len, "%s %s %s\n", pc_stat_descs[i].name,
+                                pc_stat_descs[i].peak_name ? "GAUGE" : "STAT",
+                                kind_names[pc_stat_descs[i].kind]);
+    snprintf(path, sizeof path, "%s/tests/unit/golden/stats-schema.txt", srcdir ? srcdir : ".");
+    rec[0] = '\0';
+    f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(rec, 1, sizeof rec - 1, f);
+        rec[n] = '\0';
+        fclose(f);
+        sscanf(rec, "schema_version %ld", &rec_version);
+    } else {
+        diag("cannot read %s", path);
+    }
+    if (getenv("PC_UPDATE_GOLDEN") && strcmp(now, rec) != 0) {
+        if (rec_version == PC_STATS_SCHEMA_VERSION) {
+            diag("not rewriting %s: the version did not move", path);
+        } else if ((f = fopen(path, "w")) != NULL) {
+            fputs(now, f);
+            fclose(f);
+            diag("rewrote %s", path);
+            strcpy(rec, now);
+        } else {
+            diag("cannot write %s", path);
+        }
+    }
+    if (!ok(strcmp(now, rec) == 0, "stats.def matches the record of schema version %d",
+            PC_STATS_SCHEMA_VERSION)) {
+        if (rec_version == PC_STATS_SCHEMA_VERSION)
+            diag("stats.def changed: bump PC_STATS_SCHEMA_VERSION, then record it (and the "
+                 "report goldens) with 'PC_UPDATE_GOLDEN=1 make check'");
+        else
+            diag("the schema version moved: record it with 'PC_UPDATE_GOLDEN=1 make check'");
+    }
+}
+
+int main(void)
+{
+    test_gauge_single();
+    test_gauge_threads();
+    test_table();
+    test_reset_snapshot();
+    test_clock();
+    test_schema_version();
+    return done_testing();
+}
