@@ -95,7 +95,7 @@ static const char *pc_hi(struct pc_h *h, int type, int64_t v)
     return h->s;
 }
 
-/* "N to the device (X at R), M from it (Y at R)", leaving out a direction
+/* "N to the device (X at R), M from the device (Y at R)", leaving out a direction
  * with no copies.  Bytes per nanosecond are GB/s, as copy rates are quoted. */
 static void pc_copy_dirs(char *buf, unsigned long n, uint64_t h2d, uint64_t h2d_bytes,
                          uint64_t h2d_ns, uint64_t d2h, uint64_t d2h_bytes, uint64_t d2h_ns)
@@ -119,7 +119,7 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
     const struct pc_stats *st = r->st;
     const struct pc_report_info *in = r->info;
     struct pc_h a, b, c, d, f, hr;
-    char extra[160];
+    char extra[200];
 
     pc_emit_line(e, "exit report (%s mode, %s%s%s on %s%s)", in->mode ? in->mode : "unknown",
                  pc_hu(&a, PC_EMIT_NSEC, r->wall_ns), r->rank ? ", rank " : "",

@@ -7,8 +7,9 @@
  *                       (the hand-optimized best case)
  *   --variant pageable  each batch: malloc, memset, async H2D, kernel, free
  *
- * --size MB, --batches N per repetition (default: about --target-ms each),
- * --reps R (median reported), --warmup N (default: >= 100 ms and 4 batches),
+ * --size MB, --batches N per repetition (default: calibrated after the
+ * warm-up to about --target-ms each), --reps R (median reported),
+ * --warmup N (default: >= 100 ms and 4 batches),
  * --kernel-us U (the kernel also spins U us).
  * Prints "RESULT churn variant=... ms_per_batch=... frees=...". */
 #include "../gpu/gpu_common.cuh"
@@ -132,24 +133,24 @@ int main(int argc, char **argv)
         }
     }
 
-    /* warm-up; its second half estimates the time per batch */
+    /* warm-up: fills pincache's cache, faults pages in */
     long i = 0;
-    std::vector<uint64_t> stamp;
     uint64_t t0 = host_ns();
-    stamp.push_back(t0);
     for (;;) {
         if (warmup >= 0 ? i >= warmup : (i >= 4 && ms_since(t0) >= 100) || i >= 1000000)
             break;
         batch(&b, i++);
-        stamp.push_back(host_ns());
     }
     CK(cudaStreamSynchronize(b.s));
+    long warm = i;
     if (batches <= 0) {
-        double est = 1.0;
-        if (i >= 2) {
-            long h = i / 2;
-            est = (double)(stamp[i] - stamp[h]) / 1e6 / (double)(i - h);
-        }
+        /* calibrate on a warm cache: batches in >= 100 ms */
+        uint64_t tc = host_ns();
+        long k = 0;
+        for (; k < 3 || ms_since(tc) < 100; k++)
+            batch(&b, i++);
+        CK(cudaStreamSynchronize(b.s));
+        double est = ms_since(tc) / (double)k;
         batches = (long)(target_ms / (est > 1e-4 ? est : 1e-4));
         batches = std::max(3L, std::min(batches, 1000000L));
     }
@@ -167,7 +168,7 @@ int main(int argc, char **argv)
     printf("RESULT churn variant=%s size_mb=%g batches=%ld reps=%d ms_per_batch=%.4f "
            "min=%.4f max=%.4f warmup=%ld frees=%ld\n",
            vname[b.variant], size_mb, batches, reps, sorted[sorted.size() / 2], sorted.front(),
-           sorted.back(), (long)(stamp.size() - 1), b.frees);
+           sorted.back(), warm, b.frees);
 
     if (b.variant == V_TWOBUF) {
         for (int k = 0; k < 2; k++) {

@@ -1,7 +1,10 @@
 # common.sh - sourced by the tests/sim/*.sh TAP scripts (POSIX sh).
 #
 #   run_prog plain|shim PROG ARGS...   run a test program (bounded in time);
-#                                      "shim": with LD_PRELOAD=$PINCACHE_LIB
+#                                      "shim": with LD_PRELOAD=$PINCACHE_LIB;
+#                                      with SIM_EXPECT_RACES=1 set, races are
+#                                      the point of the run and ThreadSanitizer
+#                                      is told not to report them
 #   tap_program LABEL plain|shim PROG ARGS...
 #                                      run a program that prints TAP and
 #                                      re-number its points into this script's
@@ -44,6 +47,9 @@ run_prog() {
 		_rt=$(san_runtime "$1")
 		[ -n "$_rt" ] && _pre="$_rt $_pre"
 		set -- env LD_PRELOAD="$_pre" "$@"
+	fi
+	if [ "${SIM_EXPECT_RACES:-0}" = 1 ]; then
+		set -- env TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_bugs=0" "$@"
 	fi
 	if command -v timeout >/dev/null 2>&1; then
 		timeout -k 5 "$SIM_TIMEOUT" "$@"

@@ -485,7 +485,7 @@ struct worker {
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    size_t maxn = 3 * MB + 100;
+    size_t maxn = 4 * MB;
     unsigned char *src = malloc(maxn), *dst = malloc(maxn), *dev = NULL;
     cudaStream_t own = 0, s;
 
