@@ -2,6 +2,7 @@
 #include "config.h"
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <uthash.h>
 #include "fence.h"
 #include "log.h"
@@ -276,6 +277,19 @@ int pc_fence_poll(uint64_t seq)
     }
     pthread_mutex_unlock(&F.lock);
     return pc_fence_known(seq);
+}
+
+int pc_fence_wait(uint64_t seq, uint64_t timeout_ns)
+{
+    uint64_t deadline = pc_now_ns() + timeout_ns;
+    struct timespec nap = { 0, 20000 };   /* an event query costs ~0.4 us */
+
+    while (!pc_fence_poll(seq)) {
+        if (pc_fence_broken || pc_now_ns() >= deadline)
+            return pc_fence_known(seq);
+        nanosleep(&nap, NULL);
+    }
+    return 1;
 }
 
 int pc_fence_idle(void)

@@ -27,6 +27,8 @@ int pc_fence_record(uint64_t *seq, int *busy);
 int pc_fence_known(uint64_t seq);
 /* Poll pending fences up to seq (CUDA event queries). */
 int pc_fence_poll(uint64_t seq);
+/* Wait (polling, sleeping between polls) up to timeout_ns for fence seq. */
+int pc_fence_wait(uint64_t seq, uint64_t timeout_ns);
 /* Every fence recorded so far complete? */
 int pc_fence_idle(void);
 /* Is GPU work in flight right now?  (observe mode; keeps no fence) */

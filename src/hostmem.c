@@ -74,6 +74,7 @@ static void pc_ops_release(void *ctx, void *ptr, size_t size)
 static int pc_ops_fence_known(void *ctx, uint64_t seq) { return pc_fence_known(seq); }
 static int pc_ops_fence_poll(void *ctx, uint64_t seq) { return pc_fence_poll(seq); }
 static int pc_ops_device_idle(void *ctx) { return pc_fence_idle(); }
+static int pc_ops_fence_wait(void *ctx, uint64_t seq, uint64_t ns) { return pc_fence_wait(seq, ns); }
 
 static const struct pc_pool_ops pc_cuda_ops = {
     .alloc = pc_ops_alloc,
@@ -81,6 +82,7 @@ static const struct pc_pool_ops pc_cuda_ops = {
     .fence_known = pc_ops_fence_known,
     .fence_poll = pc_ops_fence_poll,
     .device_idle = pc_ops_device_idle,
+    .fence_wait = pc_ops_fence_wait,
     .oom_error = cudaErrorMemoryAllocation,
 };
 

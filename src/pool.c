@@ -32,6 +32,24 @@ void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, s
     p->ops = ops;
     p->ctx = ctx;
     p->max_cached = max_cached;
+    p->alloc_fixed_ns = 500000;
+    p->alloc_per_mib_ns = 300000;
+}
+
+static uint64_t pc_alloc_cost_ns(const struct pc_pool *p, size_t size)
+{
+    return p->alloc_fixed_ns + p->alloc_per_mib_ns * (uint64_t)(size >> 20);
+}
+
+/* Fold one real allocation's duration into the cost model (lock held).
+ * Small blocks teach the fixed part, large ones the per-MiB part. */
+static void pc_alloc_cost_learn(struct pc_pool *p, size_t size, uint64_t ns)
+{
+    uint64_t mib = size >> 20;
+    if (mib == 0)
+        p->alloc_fixed_ns = (p->alloc_fixed_ns * 7 + ns) / 8;
+    else if (ns > p->alloc_fixed_ns)
+        p->alloc_per_mib_ns = (p->alloc_per_mib_ns * 7 + (ns - p->alloc_fixed_ns) / mib) / 8;
 }
 
 /* --- idle lists (lock held) --- */
@@ -98,7 +116,9 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
 {
     struct pc_block *b;
     void *ptr = NULL;
+    uint64_t t0 = pc_now_ns();
     int err = p->ops->alloc(p->ctx, size, key, &ptr);
+    uint64_t dt = pc_now_ns() - t0;
 
     if (err == p->ops->oom_error && p->cached > 0) {
         PC_STAT_INC(oom_retries);
@@ -116,6 +136,7 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     b->key = key;
     b->cls = cls;
     pthread_mutex_lock(&p->lock);
+    pc_alloc_cost_learn(p, size, dt);
     if (pc_registry_add(&p->reg, b) != 0) {
         pthread_mutex_unlock(&p->lock);
         free(b);
@@ -152,10 +173,14 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
     b = pc_take_ready(p, q, &wait_seq);
     pthread_mutex_unlock(&p->lock);
     if (!b && wait_seq) {
-        /* The oldest candidate is still fenced: poll outside the lock (a
-         * CUDA call), then look once more. */
+        /* The oldest candidate is still fenced: wait for it (outside the
+         * lock: CUDA calls) no longer than a new real block would take. */
+        uint64_t budget;
+        pthread_mutex_lock(&p->lock);
+        budget = pc_alloc_cost_ns(p, size);
+        pthread_mutex_unlock(&p->lock);
         PC_STAT_INC(alloc_fence_waits);
-        if (p->ops->fence_poll(p->ctx, wait_seq)) {
+        if (p->ops->fence_poll(p->ctx, wait_seq) || p->ops->fence_wait(p->ctx, wait_seq, budget)) {
             pthread_mutex_lock(&p->lock);
             b = pc_take_ready(p, q, &wait_seq);
             pthread_mutex_unlock(&p->lock);

@@ -52,9 +52,16 @@ static void fake_release(void *ctx, void *p, size_t size)
 static int fake_known(void *ctx, uint64_t seq) { return seq <= __atomic_load_n(&fake.done, __ATOMIC_ACQUIRE); }
 static int fake_poll(void *ctx, uint64_t seq) { return fake_known(ctx, seq); }
 static int fake_idle(void *ctx) { return fake.idle; }
+static uint64_t fake_waited;
+static int fake_wait(void *ctx, uint64_t seq, uint64_t ns)
+{
+    fake_waited += ns;
+    return fake_known(ctx, seq);
+}
 
 static const struct pc_pool_ops fake_ops = {
-    fake_alloc, fake_release, fake_known, fake_poll, fake_idle, 2,
+    .alloc = fake_alloc, .release = fake_release, .fence_known = fake_known,
+    .fence_poll = fake_poll, .device_idle = fake_idle, .fence_wait = fake_wait, .oom_error = 2,
 };
 
 static void fake_reset(struct pc_pool *p, size_t cap)
@@ -116,8 +123,11 @@ static void test_reuse_waits_for_fence(void)
     void *a = xalloc(&p, 100000, 0, &hit);
     ok(a && !hit, "first allocation is a miss");
     is_int(pc_pool_free(&p, a, 5), PC_BLOCK_LIVE, "free of a live block caches it");
+    fake_waited = 0;
     void *b = xalloc(&p, 100000, 0, &hit);
     ok(b && b != a && !hit, "block fenced by pending work is not reused");
+    ok(fake_waited > 0 && fake_waited <= 2000000, "waited for it no longer than a real allocation costs (%llu ns)",
+       (unsigned long long)fake_waited);
     fake.done = 5;
     void *c = xalloc(&p, 99000, 0, &hit);
     ok(c == a && hit, "same class reused once its fence completed");
