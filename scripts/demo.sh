@@ -12,7 +12,7 @@ b=$top/_build/plain
 lib=$b/src/.libs/libpincache.so
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-    exec "$top/scripts/bench.sh" --churn "$b"
+    exec "$top/scripts/bench.sh" "$b"
 fi
 
 echo "== no CUDA GPU here: running the churn demo on the simulated device"

@@ -12,7 +12,7 @@ int pc_hostmem_owns(const void *p);
 cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                       cudaStream_t stream, enum pc_copy_how how)
 {
-    pc_state.cuda_used = 1;
+    pc_mark_used();
     if (pc_state.mode != PC_MODE_OFF) {
         PC_STAT_INC(memcpy_calls);
         PC_STAT_ADD(memcpy_bytes, n);
@@ -33,7 +33,7 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
 
 void pc_copy_seen(size_t bytes)
 {
-    pc_state.cuda_used = 1;
+    pc_mark_used();
     if (pc_state.mode != PC_MODE_OFF) {
         PC_STAT_INC(memcpy_calls);
         PC_STAT_ADD(memcpy_bytes, bytes);

@@ -4,6 +4,7 @@
  * exports them regardless, so we declare them here with identical types. */
 #ifndef PC_CUDART_EXT_H
 #define PC_CUDART_EXT_H
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #define PC_PTDS_DECL(ret, name, params) extern __host__ ret CUDARTAPI name params;

@@ -36,7 +36,7 @@ int pc_fence_broken;
 
 /* F.lock protects every field but done_upto and devmask, which are atomics.
  * CUDA event calls are made under F.lock (never under the pool's lock). */
-static struct {
+struct pc_fence_state {
     pthread_mutex_t lock;
     uint64_t next_seq;
     uint64_t done_upto;        /* atomic: highest fence known complete */
@@ -46,7 +46,11 @@ static struct {
     struct pc_ev *zombies;
     struct pc_stream *streams;
     int capture;               /* stream captures under way */
-} F = { .lock = PTHREAD_MUTEX_INITIALIZER };
+};
+static struct pc_fence_state F = { .lock = PTHREAD_MUTEX_INITIALIZER };
+/* In a fork child: the parent's state, kept only so that it stays reachable
+ * (it is never used: its events belong to the parent's context). */
+static struct pc_fence_state pc_fence_parent;
 
 static void pc_mark_broken(cudaError_t err, const char *what)
 {
@@ -397,7 +401,8 @@ int pc_fence_capturing(void)
 void pc_fence_forget_all(void)
 {
     /* The child's copy of the lock may be held by a parent thread that no
-     * longer exists; start over.  The parent's events are leaked on purpose. */
+     * longer exists; start over.  The parent's events are left alone. */
+    pc_fence_parent = F;
     pthread_mutex_init(&F.lock, NULL);
     F.head = F.tail = F.spare = NULL;
     F.zombies = NULL;

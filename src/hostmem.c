@@ -88,7 +88,8 @@ static const struct pc_pool_ops pc_cuda_ops = {
 
 void pc_hostmem_init(void)
 {
-    pc_pool_init(&pc_pool, &pc_cuda_ops, NULL, pc_opt.max_cached);
+    pc_pool_init(&pc_pool, &pc_cuda_ops, NULL, pc_opt.max_cached,
+                 pc_opt.headroom < 0 ? 0 : (unsigned)pc_opt.headroom);
 }
 
 void pc_hostmem_after_fork_child(void)
@@ -123,7 +124,7 @@ cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags)
     unsigned key;
     int hit, err;
 
-    pc_state.cuda_used = 1;
+    pc_mark_used();
     if (pc_state.mode == PC_MODE_OFF)
         return PC_CALL_REAL(cudaHostAlloc, p, size, flags);
     PC_STAT_INC(alloc_calls);
@@ -161,42 +162,72 @@ static cudaError_t pc_real_free_host(void *p)
     return err;
 }
 
-cudaError_t pc_free_host(void *p)
+enum pc_free_how { PC_FREE_CACHED, PC_FREE_FOREIGN, PC_FREE_INVALID, PC_FREE_REAL };
+
+/* Take a block back into the cache if it is ours and live.  PC_FREE_REAL:
+ * it was ours but no fence could be had, so it was dropped from the cache
+ * and the caller must free it for real (with the runtime's full wait). */
+static enum pc_free_how pc_take_back(void *p)
 {
     uint64_t seq = 0;
     int busy = 0;
 
-    pc_state.cuda_used = 1;
-    if (pc_state.mode == PC_MODE_OFF)
-        return PC_CALL_REAL(cudaFreeHost, p);
-    PC_STAT_INC(free_calls);
-    if (!pc_caching() || !p)
-        return pc_real_free_host(p);
-
     switch (pc_pool_state(&pc_pool, p, 0)) {
     case PC_BLOCK_NONE:
-        return pc_real_free_host(p);
+        return PC_FREE_FOREIGN;
     case PC_BLOCK_IDLE:
         PC_STAT_INC(free_invalid);
-        return PC_CALL_REAL(cudaFreeHost, pc_foreign_anchor);
+        return PC_FREE_INVALID;
     case PC_BLOCK_LIVE:
         break;
     }
-    if (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0) {
-        /* No fence to be had: let the runtime free it, with its full wait. */
-        if (pc_pool_forget(&pc_pool, p) == 0)
-            return pc_real_free_host(p);
-        return PC_CALL_REAL(cudaFreeHost, pc_foreign_anchor);
-    }
+    if (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0)
+        return pc_pool_forget(&pc_pool, p) == 0 ? PC_FREE_REAL : PC_FREE_INVALID;
     if (pc_pool_free(&pc_pool, p, seq) != PC_BLOCK_LIVE) {
         PC_STAT_INC(free_invalid);   /* lost a race with another free of p */
-        return PC_CALL_REAL(cudaFreeHost, pc_foreign_anchor);
+        return PC_FREE_INVALID;
     }
     PC_STAT_INC(free_cached);
     if (busy)
         PC_STAT_INC(syncs_avoided);
     pc_pool_enforce_cap(&pc_pool);
-    return cudaSuccess;
+    return PC_FREE_CACHED;
+}
+
+cudaError_t pc_free_host(void *p)
+{
+    pc_mark_used();
+    if (pc_state.mode == PC_MODE_OFF)
+        return PC_CALL_REAL(cudaFreeHost, p);
+    PC_STAT_INC(free_calls);
+    if (!pc_caching() || !p)
+        return pc_real_free_host(p);
+    switch (pc_take_back(p)) {
+    case PC_FREE_CACHED:  return cudaSuccess;
+    case PC_FREE_INVALID: return PC_CALL_REAL(cudaFreeHost, pc_foreign_anchor);
+    case PC_FREE_FOREIGN:
+    case PC_FREE_REAL:    break;
+    }
+    return pc_real_free_host(p);
+}
+
+/* A program may free a runtime block through the driver (cuMemFreeHost) and
+ * the runtime's own driver calls never come through here (cudart reaches the
+ * driver through cuGetProcAddress pointers), so nothing is counted twice. */
+CUresult pc_drv_free_host(void *p)
+{
+    pc_mark_used();
+    if (pc_state.mode == PC_MODE_OFF || !pc_caching() || !p)
+        return PC_CALL_DRV(cuMemFreeHost, p);
+    PC_STAT_INC(free_calls);
+    switch (pc_take_back(p)) {
+    case PC_FREE_CACHED:  return CUDA_SUCCESS;
+    case PC_FREE_INVALID: return PC_CALL_DRV(cuMemFreeHost, pc_foreign_anchor);
+    case PC_FREE_FOREIGN:
+    case PC_FREE_REAL:    break;
+    }
+    PC_STAT_INC(free_passthrough);
+    return PC_CALL_DRV(cuMemFreeHost, p);
 }
 
 /* A pointer into a block the program has freed must look foreign. */
@@ -209,6 +240,16 @@ static int pc_is_idle_block(const void *p)
 cudaError_t pc_host_get_flags(unsigned int *flags, void *p)
 {
     return PC_CALL_REAL(cudaHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+}
+
+CUresult pc_drv_host_get_flags(unsigned int *flags, void *p)
+{
+    return PC_CALL_DRV(cuMemHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+}
+
+CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags)
+{
+    return PC_CALL_DRV(cuMemHostGetDevicePointer_v2, pdev, pc_is_idle_block(p) ? pc_foreign_anchor : p, flags);
 }
 
 cudaError_t pc_host_get_device_pointer(void **pdev, void *p, unsigned int flags)
@@ -234,7 +275,7 @@ cudaError_t pc_pointer_get_attributes(struct cudaPointerAttributes *a, const voi
 
 cudaError_t pc_host_register(void *p, size_t size, unsigned int flags)
 {
-    pc_state.cuda_used = 1;
+    pc_mark_used();
     if (pc_state.mode != PC_MODE_OFF) {
         PC_STAT_INC(register_calls);
         PC_STAT_ADD(register_bytes, size);
@@ -244,7 +285,7 @@ cudaError_t pc_host_register(void *p, size_t size, unsigned int flags)
 
 cudaError_t pc_host_unregister(void *p)
 {
-    pc_state.cuda_used = 1;
+    pc_mark_used();
     if (pc_state.mode != PC_MODE_OFF)
         PC_STAT_INC(unregister_calls);
     return PC_CALL_REAL(cudaHostUnregister, p);
@@ -254,7 +295,7 @@ cudaError_t pc_host_unregister(void *p)
 
 cudaError_t pc_stream_created(cudaError_t r, cudaStream_t *s, unsigned int flags)
 {
-    pc_state.cuda_used = 1;
+    pc_mark_used();
     if (r == cudaSuccess && s && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
         pc_fence_stream_created(*s, flags);
     return r;

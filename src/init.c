@@ -55,9 +55,9 @@ __attribute__((destructor)) static void pc_dtor(void)
     struct pc_report_info info;
     static const char *const mode_names[] = { "cache", "observe", "off" };
 
-    if (!pc_state.inited || pc_state.mode == PC_MODE_OFF)
+    if (!__atomic_load_n(&pc_state.inited, __ATOMIC_ACQUIRE) || pc_state.mode == PC_MODE_OFF)
         return;
-    if (pc_state.forked_child && !pc_state.cuda_used)
+    if (pc_state.forked_child && !__atomic_load_n(&pc_state.cuda_used, __ATOMIC_RELAXED))
         return;
     if (__atomic_exchange_n(&pc_reported, 1, __ATOMIC_ACQ_REL))
         return;
@@ -66,7 +66,7 @@ __attribute__((destructor)) static void pc_dtor(void)
         .mode = mode_names[pc_state.mode],
         .pid = (int)getpid(),
         .max_cached = pc_opt.max_cached,
-        .cuda_used = pc_state.cuda_used,
+        .cuda_used = __atomic_load_n(&pc_state.cuda_used, __ATOMIC_RELAXED),
         .forked_child = pc_state.forked_child,
         .broken = pc_fence_broken,
         .start_ns = pc_state.start_ns,

@@ -20,6 +20,13 @@ extern struct pc_state pc_state;
 
 void pc_init(void);
 
+/* Note that the program made a CUDA call through us (read at exit). */
+static inline void pc_mark_used(void)
+{
+    if (!__atomic_load_n(&pc_state.cuda_used, __ATOMIC_RELAXED))
+        __atomic_store_n(&pc_state.cuda_used, 1, __ATOMIC_RELAXED);
+}
+
 /* Thread-local guard: set while a wrapper runs, so that a runtime that calls
  * its own exported entry points (or our own calls) pass straight through. */
 extern __thread int pc_tls_depth __attribute__((tls_model("initial-exec")));
@@ -29,7 +36,7 @@ static inline int pc_enter(void)
     if (pc_tls_depth)
         return 0;
     pc_tls_depth = 1;
-    if (__builtin_expect(!pc_state.inited, 0))
+    if (__builtin_expect(!__atomic_load_n(&pc_state.inited, __ATOMIC_ACQUIRE), 0))
         pc_init();
     return 1;
 }
@@ -41,15 +48,16 @@ static inline void pc_leave(void)
 
 /* Forward to the real function when the guard is already held, otherwise run
  * the core function under the guard.  This is all a wrapper does. */
-#define PC_FORWARD(name, core_call, ...)                                     \
+#define PC_FORWARD_WITH(call_real, name, core_call, ...)                     \
     do {                                                                     \
-        cudaError_t pc_r_;                                                   \
         if (!pc_enter())                                                     \
-            return PC_CALL_REAL(name, __VA_ARGS__);                          \
-        pc_r_ = (core_call);                                                 \
+            return call_real(name, __VA_ARGS__);                             \
+        __auto_type pc_r_ = (core_call);                                     \
         pc_leave();                                                          \
         return pc_r_;                                                        \
     } while (0)
+#define PC_FORWARD(name, core_call, ...) PC_FORWARD_WITH(PC_CALL_REAL, name, core_call, __VA_ARGS__)
+#define PC_FORWARD_DRV(name, core_call, ...) PC_FORWARD_WITH(PC_CALL_DRV, name, core_call, __VA_ARGS__)
 
 /* --- core entry points (hostmem.c) --- */
 cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags);
@@ -59,6 +67,10 @@ cudaError_t pc_host_get_device_pointer(void **pdev, void *p, unsigned int flags)
 cudaError_t pc_pointer_get_attributes(struct cudaPointerAttributes *a, const void *p);
 cudaError_t pc_host_register(void *p, size_t size, unsigned int flags);
 cudaError_t pc_host_unregister(void *p);
+/* Driver-API frees and queries of blocks the runtime allocated. */
+CUresult pc_drv_free_host(void *p);
+CUresult pc_drv_host_get_flags(unsigned int *flags, void *p);
+CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags);
 void pc_hostmem_init(void);
 void pc_hostmem_after_fork_child(void);
 

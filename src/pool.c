@@ -25,13 +25,15 @@ size_t pc_size_class(size_t n, unsigned *idx)
     return size;
 }
 
-void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached)
+void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached,
+                  unsigned headroom_pct)
 {
     *p = (struct pc_pool){0};
     pthread_mutex_init(&p->lock, NULL);
     p->ops = ops;
     p->ctx = ctx;
     p->max_cached = max_cached;
+    p->headroom_pct = headroom_pct;
     p->alloc_fixed_ns = 500000;
     p->alloc_per_mib_ns = 300000;
 }
@@ -89,16 +91,32 @@ static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
     p->cached -= b->size;
 }
 
+/* Slack above the peak request: headroom_pct of it, but at least 32 MiB so
+ * that a handful of differently sized buffers can all stay cached. */
+#define PC_HEADROOM_FLOOR ((size_t)32 << 20)
+static size_t pc_headroom(const struct pc_pool *p, size_t peak)
+{
+    size_t h = peak / 100 * p->headroom_pct;
+    return h > PC_HEADROOM_FLOOR ? h : PC_HEADROOM_FLOOR;
+}
+
+/* Lock held. */
+static void pc_req_add(struct pc_pool *p, size_t req)
+{
+    p->req_live += req;
+    if (p->req_live > p->req_peak)
+        p->req_peak = p->req_live;
+}
+
 static void pc_hand_out(struct pc_block *b, size_t req)
 {
-    b->req = req;
     PC_GAUGE_ADD(cached_bytes, -(int64_t)b->size);
     PC_GAUGE_ADD(live_bytes, b->size);
     PC_GAUGE_ADD(requested_bytes, req);
 }
 
 /* The oldest idle block of a bucket if its fence is known complete. */
-static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, uint64_t *wait_seq)
+static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, size_t req, uint64_t *wait_seq)
 {
     struct pc_block *b = q->head;
     *wait_seq = 0;
@@ -106,6 +124,8 @@ static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, ui
         return NULL;
     if (b->fence == 0 || p->ops->fence_known(p->ctx, b->fence)) {
         pc_idle_unlink(p, b);
+        b->req = req;
+        pc_req_add(p, req);
         return b;
     }
     *wait_seq = b->fence;
@@ -116,7 +136,22 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
 {
     struct pc_block *b;
     void *ptr = NULL;
-    uint64_t t0 = pc_now_ns();
+    uint64_t t0;
+    size_t limit, excess = 0;
+
+    /* Keep what the cache holds near what the program asks for: release
+     * idle blocks before adding a real one beyond the headroom. */
+    pthread_mutex_lock(&p->lock);
+    limit = p->req_peak > p->req_live + req ? p->req_peak : p->req_live + req;
+    limit += pc_headroom(p, limit);
+    if (p->held + size > limit)
+        excess = p->held + size - limit;
+    limit = p->cached > excess ? p->cached - excess : 0;
+    pthread_mutex_unlock(&p->lock);
+    if (excess)
+        pc_pool_trim(p, limit);
+
+    t0 = pc_now_ns();
     int err = p->ops->alloc(p->ctx, size, key, &ptr);
     uint64_t dt = pc_now_ns() - t0;
 
@@ -142,6 +177,8 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
         free(b);
         goto fail_release;
     }
+    p->held += size;
+    pc_req_add(p, req);
     pthread_mutex_unlock(&p->lock);
     PC_GAUGE_ADD(held_bytes, size);
     PC_GAUGE_ADD(live_bytes, size);
@@ -170,7 +207,7 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
     q = &p->bucket[cls][key];
 
     pthread_mutex_lock(&p->lock);
-    b = pc_take_ready(p, q, &wait_seq);
+    b = pc_take_ready(p, q, req, &wait_seq);
     pthread_mutex_unlock(&p->lock);
     if (!b && wait_seq) {
         /* The oldest candidate is still fenced: wait for it (outside the
@@ -182,7 +219,7 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         PC_STAT_INC(alloc_fence_waits);
         if (p->ops->fence_poll(p->ctx, wait_seq) || p->ops->fence_wait(p->ctx, wait_seq, budget)) {
             pthread_mutex_lock(&p->lock);
-            b = pc_take_ready(p, q, &wait_seq);
+            b = pc_take_ready(p, q, req, &wait_seq);
             pthread_mutex_unlock(&p->lock);
         }
     }
@@ -226,6 +263,7 @@ enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)
         size = b->size;
         req = b->req;
         b->req = 0;
+        p->req_live -= req;
         pc_idle_push(p, b);
     }
     pthread_mutex_unlock(&p->lock);
@@ -248,6 +286,8 @@ int pc_pool_forget(struct pc_pool *p, void *ptr)
         return -1;
     }
     pc_registry_del(&p->reg, b);
+    p->held -= b->size;
+    p->req_live -= b->req;
     pthread_mutex_unlock(&p->lock);
     PC_GAUGE_ADD(live_bytes, -(int64_t)b->size);
     PC_GAUGE_ADD(requested_bytes, -(int64_t)b->req);
@@ -264,6 +304,7 @@ void pc_pool_trim(struct pc_pool *p, size_t target)
     while (p->cached > target && (b = p->lru_head) != NULL) {
         pc_idle_unlink(p, b);
         pc_registry_del(&p->reg, b);
+        p->held -= b->size;
         b->next = victims;
         victims = b;
     }

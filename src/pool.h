@@ -51,13 +51,21 @@ struct pc_pool {
     struct pc_bucket bucket[PC_NCLASS][PC_NKEY];
     struct pc_block *lru_head, *lru_tail;
     size_t cached;                   /* idle bytes */
+    size_t held;                     /* real bytes owned, live or idle */
+    size_t req_live, req_peak;       /* bytes the program asked for: now, and at most */
+    unsigned headroom_pct;           /* read-only after init */
     /* Cost model of a real allocation, ns = fixed + per_mib * MiB, kept as
      * moving averages of what the real calls took (seeded from the H200
      * measurements: 0.53 ms up to 1 MB, 5.2 ms at 16 MB). */
     uint64_t alloc_fixed_ns, alloc_per_mib_ns;
 };
 
-void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached);
+/* headroom_pct: when a new real block is needed and the cache would then
+ * hold more than the peak requested bytes plus headroom_pct% of them (at
+ * least 32 MiB more), idle blocks are released first, least recently freed
+ * first. */
+void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached,
+                  unsigned headroom_pct);
 
 /* Serve a request from an idle block whose fence is complete, or allocate a
  * new real block (trimming and retrying once on out of memory).  When the

@@ -1,4 +1,4 @@
-/* real.c - resolution of the real CUDA runtime functions.
+/* real.c - resolution of the real CUDA runtime (and driver) functions.
  *
  * dlsym(RTLD_NEXT) finds libcudart only when it is in the global scope.  A
  * Python extension loaded with RTLD_LOCAL (torch's libtorch_cuda.so pulls in
@@ -22,9 +22,21 @@ static const char *const pc_real_names[PC_RIDX_COUNT] = {
 #undef REAL
 };
 
-/* Written once under the resolution path; a stale read only costs a retry. */
-static void *pc_cudart_handle;
-static char pc_cudart_path[256];
+/* Which library defines each: 0 the runtime, 1 the driver. */
+static const unsigned char pc_real_lib[PC_RIDX_COUNT] = {
+#define REAL(name) 0,
+#define REAL_DRV(name) 1,
+#include "real.def"
+#undef REAL_DRV
+#undef REAL
+};
+
+struct pc_lib {
+    const char *prefix;      /* basename prefix of the shared object */
+    void *handle;            /* written once; a stale read only costs a retry */
+    char path[256];
+};
+static struct pc_lib pc_libs[2] = { { "libcudart.so", NULL, "" }, { "libcuda.so", NULL, "" } };
 
 static int pc_is_self(void *addr)
 {
@@ -34,32 +46,36 @@ static int pc_is_self(void *addr)
     return self.dli_fbase == other.dli_fbase;
 }
 
-static int pc_find_cudart_cb(struct dl_phdr_info *info, size_t size, void *data)
+struct pc_find { const char *prefix; char path[256]; };
+
+static int pc_find_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
+    struct pc_find *f = data;
     const char *name = info->dlpi_name, *base;
     if (!name || !*name)
         return 0;
     base = strrchr(name, '/');
     base = base ? base + 1 : name;
-    if (strncmp(base, "libcudart.so", 12) != 0)
+    if (strncmp(base, f->prefix, strlen(f->prefix)) != 0)
         return 0;
-    strncpy((char *)data, name, sizeof pc_cudart_path - 1);
+    strncpy(f->path, name, sizeof f->path - 1);
     return 1;
 }
 
-static void *pc_cudart(void)
+/* The loaded object of that kind, even if it is only in a local scope. */
+static void *pc_loaded_lib(struct pc_lib *lib)
 {
-    char path[sizeof pc_cudart_path] = "";
-    void *h = __atomic_load_n(&pc_cudart_handle, __ATOMIC_ACQUIRE);
+    struct pc_find f = { lib->prefix, "" };
+    void *h = __atomic_load_n(&lib->handle, __ATOMIC_ACQUIRE);
     if (h)
         return h;
-    if (!dl_iterate_phdr(pc_find_cudart_cb, path))
+    if (!dl_iterate_phdr(pc_find_lib_cb, &f))
         return NULL;
-    /* NOLOAD: never load a runtime the program did not load itself. */
-    h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    /* NOLOAD: never load a library the program did not load itself. */
+    h = dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
-        memcpy(pc_cudart_path, path, sizeof path);
-        __atomic_store_n(&pc_cudart_handle, h, __ATOMIC_RELEASE);
+        memcpy(lib->path, f.path, sizeof lib->path);
+        __atomic_store_n(&lib->handle, h, __ATOMIC_RELEASE);
     }
     return h;
 }
@@ -75,7 +91,7 @@ void *pc_real_resolve(int idx)
     f = dlsym(RTLD_NEXT, name);
     if (f && pc_is_self(f))
         f = NULL;
-    if (!f && (h = pc_cudart()) != NULL) {
+    if (!f && (h = pc_loaded_lib(&pc_libs[pc_real_lib[idx]])) != NULL) {
         f = dlsym(h, name);
         if (f && pc_is_self(f))
             f = NULL;
@@ -89,5 +105,5 @@ void *pc_real_resolve(int idx)
 
 const char *pc_real_source(void)
 {
-    return pc_cudart_path[0] ? pc_cudart_path : NULL;
+    return pc_libs[0].path[0] ? pc_libs[0].path : NULL;
 }

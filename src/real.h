@@ -29,6 +29,10 @@ static inline void *pc_real_fn(int idx)
 #define PC_CALL_REAL(name, ...)                                              \
     ({ __typeof__(&name) pc_f_ = PC_REAL(name);                              \
        pc_f_ ? pc_f_(__VA_ARGS__) : cudaErrorInitializationError; })
+/* The same for driver entry points, which return CUresult. */
+#define PC_CALL_DRV(name, ...)                                               \
+    ({ __typeof__(&name) pc_f_ = PC_REAL(name);                              \
+       pc_f_ ? pc_f_(__VA_ARGS__) : CUDA_ERROR_NOT_INITIALIZED; })
 
 /* Name of the object the runtime was resolved from (for the report), or NULL. */
 const char *pc_real_source(void);

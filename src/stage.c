@@ -287,6 +287,26 @@ static unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
     return r->nalloc;
 }
 
+/* cudaDeviceReset takes the ring's pinned memory and events with the
+ * context.  A ring whose first chunk is no longer pinned memory is dropped
+ * (never touched again, not freed) and built anew. */
+static struct pc_ring *pc_ring_check(struct pc_ring *r, int dev)
+{
+    struct cudaPointerAttributes a;
+
+    if (r->nalloc == 0)
+        return r;
+    memset(&a, 0, sizeof a);
+    if (PC_CALL_REAL(cudaPointerGetAttributes, &a, r->slot[0].buf) == cudaSuccess &&
+        a.type == cudaMemoryTypeHost)
+        return r;
+    pc_clear_own_error();
+    pc_info("staging ring of device %d lost (device reset?); making a new one", dev);
+    PC_GAUGE_ADD(stage_ring_bytes, -(int64_t)(r->nalloc * r->chunk));
+    S.ring[dev] = NULL;
+    return pc_ring_get(dev);
+}
+
 static void pc_ring_break(struct pc_ring *r, const char *what, cudaError_t err)
 {
     static int warned;
@@ -491,6 +511,8 @@ static int pc_stage_locked(struct pc_plan *p, void *dst, const void *src, enum c
     unsigned nslot, threads;
     cudaError_t err;
 
+    if (r)
+        r = pc_ring_check(r, p->devno);
     if (!r || r->broken)
         return 0;
     piece = pc_piece_size(p->n, r->chunk);

@@ -290,9 +290,17 @@ void pc_xfer_begin(struct pc_xfer *x)
         return;
     pthread_mutex_lock(&T.mu);
     if (T.threads > 1) {
+        /* Wake only as many threads as there are slices for the others:
+         * waking 15 threads for a 512K copy costs more than it saves. */
+        uint64_t want = x->nslices - 1;
         T.job = x;
         T.gen++;
-        pthread_cond_broadcast(&T.wake);
+        if (want >= T.threads - 1) {
+            pthread_cond_broadcast(&T.wake);
+        } else {
+            for (uint64_t i = 0; i < want; i++)
+                pthread_cond_signal(&T.wake);
+        }
     }
     pthread_mutex_unlock(&T.mu);
 }

@@ -3,10 +3,44 @@
 #ifndef PC_STATS_H
 #define PC_STATS_H
 #include <stdint.h>
+#include "hist.h"
 
 #define PC_STAT_KIND_COUNT 0
 #define PC_STAT_KIND_BYTES 1
 #define PC_STAT_KIND_NSEC  2
+
+#define PC_STAT_MERGE_SUM 0
+#define PC_STAT_MERGE_MAX 1
+
+/* The per-API and per-copy-kind lists of stats.def (every member a uint64_t,
+ * so that snapshots and merges can walk them as words). */
+#define STAT(name, kind, help)
+#define GAUGE(name, kind, help)
+enum pc_api_id {
+#define PC_API(id, key, help) PC_API_##id,
+#include "stats.def"
+#undef PC_API
+    PC_API_COUNT
+};
+enum pc_copy_id {
+#define PC_COPY(id, key, help) PC_COPY_##id,
+#include "stats.def"
+#undef PC_COPY
+    PC_COPY_COUNT
+};
+struct pc_api_stat {
+#define PC_API_FIELD(name, kind, merge, help) uint64_t name;
+#include "stats.def"
+#undef PC_API_FIELD
+    uint64_t hist[PC_HIST_BUCKETS];   /* calls by duration (hist.h) */
+};
+struct pc_copy_stat {
+#define PC_COPY_FIELD(name, kind, merge, help) uint64_t name;
+#include "stats.def"
+#undef PC_COPY_FIELD
+};
+#undef STAT
+#undef GAUGE
 
 struct pc_stats {
 #define STAT(name, kind, help) uint64_t name;
@@ -14,6 +48,8 @@ struct pc_stats {
 #include "stats.def"
 #undef STAT
 #undef GAUGE
+    struct pc_api_stat api[PC_API_COUNT];
+    struct pc_copy_stat copy[PC_COPY_COUNT];
 };
 
 extern struct pc_stats pc_stats;
@@ -49,5 +85,25 @@ struct pc_stat_desc {
 };
 extern const struct pc_stat_desc pc_stat_descs[];
 extern const unsigned pc_stat_ndescs;
+
+/* The PC_API/PC_COPY rows (key and help) and the fields each row has, for
+ * the same kind of walking.  A field's offset is within its row's struct. */
+struct pc_row_desc {
+    const char *key;
+    const char *help;
+};
+struct pc_field_desc {
+    const char *name;
+    const char *help;
+    int kind;                  /* PC_STAT_KIND_* */
+    int merge;                 /* PC_STAT_MERGE_* */
+    unsigned long offset;
+};
+extern const struct pc_row_desc pc_api_rows[PC_API_COUNT];
+extern const struct pc_row_desc pc_copy_rows[PC_COPY_COUNT];
+extern const struct pc_field_desc pc_api_fields[];
+extern const unsigned pc_api_nfields;
+extern const struct pc_field_desc pc_copy_fields[];
+extern const unsigned pc_copy_nfields;
 
 #endif

@@ -70,7 +70,7 @@ static void fake_reset(struct pc_pool *p, size_t cap)
     fake.allocs = fake.releases = 0;
     fake.done = 0;
     fake.idle = 1;
-    pc_pool_init(p, &fake_ops, NULL, cap);
+    pc_pool_init(p, &fake_ops, NULL, cap, 100000);   /* headroom out of the way */
 }
 
 static void *xalloc(struct pc_pool *p, size_t n, unsigned key, int *hit)
@@ -215,6 +215,41 @@ static void test_oom_trims_and_retries(void)
     is_int(pc_pool_alloc(&p, (size_t)1 << 50, 0, &c, &hit), -1, "too large to cache: caller passes through");
 }
 
+static void test_headroom(void)
+{
+    struct pc_pool p;
+    void *live[8] = {0};
+    unsigned seed = 7;
+    size_t req_live = 0, req_peak = 0, req[8] = {0};
+    long worst = -(1L << 40);     /* held bytes beyond the allowed bound */
+
+    fake_reset(&p, (size_t)1 << 40);
+    pc_pool_init(&p, &fake_ops, NULL, (size_t)1 << 40, 15);
+    /* Log-uniform sizes 64 KiB..32 MiB, a bounded live set, random order. */
+    for (int i = 0; i < 4000; i++) {
+        int s = rand_r(&seed) % 8;
+        if (live[s]) {
+            pc_pool_free(&p, live[s], 0);
+            req_live -= req[s];
+            live[s] = NULL;
+        } else {
+            req[s] = (size_t)65536 << (rand_r(&seed) % 12);
+            req[s] += (size_t)rand_r(&seed) % req[s];
+            live[s] = xalloc(&p, req[s], 0, NULL);
+            req_live += req[s];
+            if (req_live > req_peak)
+                req_peak = req_live;
+        }
+        /* peak + max(15%, 32 MiB), plus one block's class rounding */
+        size_t slack = req_peak / 100 * 15 > ((size_t)32 << 20) ? req_peak / 100 * 15 : ((size_t)32 << 20);
+        long over = (long)fake.live - (long)(req_peak + slack + req_peak / 8);
+        if (over > worst)
+            worst = over;
+    }
+    ok(worst <= 0, "held bytes stay within peak + max(15%%, 32 MiB) (+ rounding): worst excess %ld bytes", worst);
+    ok(fake.releases > 0, "idle blocks of unused sizes were released");
+}
+
 struct churn_arg { struct pc_pool *p; unsigned seed; int bad; };
 
 static void *churn(void *argp)
@@ -272,6 +307,7 @@ int main(void)
     test_cap_trims_lru();
     test_cap_prefers_idle_device();
     test_oom_trims_and_retries();
+    test_headroom();
     test_threads();
     return done_testing();
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# h200.sh OUTDIR [TARBALL] - everything pincache measures on a real GPU, in
+# one unattended run: build from the dist tarball (no autotools needed),
+# the GPU suite, the staging suite, the benchmarks and a PyTorch smoke test.
+# Logs go to OUTDIR (at most a handful of files).  Used as:
+#   make dist && cp pincache-*.tar.gz .gpu/ && cp /usr/include/ut*.h .gpu/include/
+#   (on the GPU machine) scripts/h200.sh "$OUT" .gpu/pincache-*.tar.gz
+set -u
+out=${1:?usage: h200.sh OUTDIR [TARBALL]}
+tarball=${2:-$(ls .gpu/pincache-*.tar.gz 2>/dev/null | head -1)}
+repo=$(pwd)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=${TMPDIR:-/tmp}/pincache-h200
+rm -rf "$work" && mkdir -p "$work"
+tar -C "$work" -xzf "$tarball" || exit 1
+cd "$work"/pincache-* || exit 1
+src=$(pwd)
+
+{
+    date -u '+%Y-%m-%d %H:%M UTC'
+    nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader
+    nvcc --version | tail -1
+    nproc
+} > "$out/machine.txt" 2>&1
+
+echo "== build"
+if ! { ./configure CPPFLAGS="-I$repo/.gpu/include" && make -j"$(nproc)"; } > "$out/build.log" 2>&1; then
+    tail -40 "$out/build.log"
+    exit 1
+fi
+
+echo "== GPU suite"
+PINCACHE_GPU_LOGDIR=$work/gpulogs timeout 300 scripts/gpu-suite.sh "$src" 2>&1 | tee "$out/gpu-suite.tap" | tail -40
+
+if [ -x tests/stage/run-gpu.sh ]; then
+    echo "== staging suite and benchmark"
+    timeout 200 tests/stage/run-gpu.sh "$src" 2>&1 | tee "$out/stage.txt" | tail -40
+fi
+
+echo "== benchmarks"
+PINCACHE_BENCH_LOGDIR=$work/benchlogs timeout 300 scripts/bench.sh "$src" 2>&1 | tee "$out/bench.md" | tail -60
+
+if python3 -c 'import torch' 2>/dev/null; then
+    echo "== PyTorch smoke"
+    {
+        python3 "$src/tests/gpu/torch_smoke.py"
+        PINCACHE_REPORT=stderr LD_PRELOAD="$src/src/.libs/libpincache.so" python3 "$src/tests/gpu/torch_smoke.py"
+    } > "$work/torch.txt" 2>&1
+    cat "$work/torch.txt"
+    a=$(grep -m1 checksum "$work/torch.txt" | awk '{print $2}')
+    b=$(grep checksum "$work/torch.txt" | sed -n 2p | awk '{print $2}')
+    [ -n "$a" ] && [ "$a" = "$b" ] && echo "torch: checksums identical" || echo "torch: CHECKSUMS DIFFER"
+fi
+
+tar -C "$work" -czf "$out/logs.tgz" gpulogs benchlogs torch.txt 2>/dev/null
+ls -la "$out"
