@@ -2,6 +2,8 @@
  * same X-macro lists the library uses, so the page cannot drift from them.
  *   gen-man env     the option list (ENVIRONMENT)
  *   gen-man stats   the statistics (REPORT FIELDS)
+ *   gen-man apis    the per-API objects and their fields
+ *   gen-man copies  the per-copy-kind objects and their fields
  * Built and run on the build machine by gen-man.sh; not installed. */
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +32,38 @@ static const struct stat_row stats[] = {
 #undef STAT
 #undef GAUGE
 };
+
+/* The PC_API/PC_COPY rows and their fields (stats.def). */
+struct row {
+    const char *key, *help;
+};
+struct field {
+    const char *name, *kind, *merge, *help;
+};
+#define STAT(name, kind, help)
+#define GAUGE(name, kind, help)
+static const struct row apis[] = {
+#define PC_API(id, key, help) { key, help },
+#include "stats.def"
+#undef PC_API
+};
+static const struct field api_fields[] = {
+#define PC_API_FIELD(name, kind, merge, help) { #name, #kind, #merge, help },
+#include "stats.def"
+#undef PC_API_FIELD
+};
+static const struct row copies[] = {
+#define PC_COPY(id, key, help) { key, help },
+#include "stats.def"
+#undef PC_COPY
+};
+static const struct field copy_fields[] = {
+#define PC_COPY_FIELD(name, kind, merge, help) { #name, #kind, #merge, help },
+#include "stats.def"
+#undef PC_COPY_FIELD
+};
+#undef STAT
+#undef GAUGE
 
 /* Text for a roff body line: backslashes escaped, and a leading '.' or '\''
  * (a request) neutralised. */
@@ -108,6 +142,29 @@ static void print_stats(void)
     }
 }
 
+static const char *unit_of(const char *kind)
+{
+    return !strcmp(kind, "BYTES") ? "bytes" : !strcmp(kind, "NSEC") ? "nanoseconds" : "count";
+}
+
+/* The row names, then the fields every row has. */
+static void print_rows(const struct row *rows, size_t nrows, const struct field *fields,
+                       size_t nfields)
+{
+    size_t i;
+
+    for (i = 0; i < nrows; i++) {
+        printf(".TP\n.B %s\n", rows[i].key);
+        roff_sentence(rows[i].help);
+    }
+    printf(".PP\nEach member is an object with these fields:\n");
+    for (i = 0; i < nfields; i++) {
+        printf(".TP\n.BR %s \" (%s%s)\"\n", fields[i].name, unit_of(fields[i].kind),
+               !strcmp(fields[i].merge, "MAX") ? "; pincache merge keeps the largest" : "");
+        roff_sentence(fields[i].help);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "env")) {
@@ -118,10 +175,19 @@ int main(int argc, char **argv)
         print_stats();
         return 0;
     }
+    if (argc == 2 && !strcmp(argv[1], "apis")) {
+        print_rows(apis, sizeof apis / sizeof apis[0], api_fields, sizeof api_fields / sizeof api_fields[0]);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "copies")) {
+        print_rows(copies, sizeof copies / sizeof copies[0], copy_fields,
+                   sizeof copy_fields / sizeof copy_fields[0]);
+        return 0;
+    }
     if (argc == 2 && !strcmp(argv[1], "schema")) {
         printf("%d\n", PC_STATS_SCHEMA_VERSION);
         return 0;
     }
-    fprintf(stderr, "usage: gen-man env|stats|schema\n");
+    fprintf(stderr, "usage: gen-man env|stats|apis|copies|schema\n");
     return 2;
 }

@@ -31,15 +31,15 @@ if ! { ./configure CPPFLAGS="-I$repo/.gpu/include" && make -j"$(nproc)"; } > "$o
 fi
 
 echo "== GPU suite"
-PINCACHE_GPU_LOGDIR=$work/gpulogs timeout 300 scripts/gpu-suite.sh "$src" 2>&1 | tee "$out/gpu-suite.tap" | tail -40
+PINCACHE_GPU_LOGDIR=$work/gpulogs timeout 150 scripts/gpu-suite.sh "$src" 2>&1 | tee "$out/gpu-suite.tap" | tail -40
 
 if [ -x tests/stage/run-gpu.sh ]; then
     echo "== staging suite and benchmark"
-    timeout 200 tests/stage/run-gpu.sh "$src" 2>&1 | tee "$out/stage.txt" | tail -40
+    timeout 150 tests/stage/run-gpu.sh "$src" 2>&1 | tee "$out/stage.txt" | tail -40
 fi
 
 echo "== benchmarks"
-PINCACHE_BENCH_LOGDIR=$work/benchlogs timeout 300 scripts/bench.sh "$src" 2>&1 | tee "$out/bench.md" | tail -60
+PINCACHE_BENCH_LOGDIR=$work/benchlogs timeout 200 scripts/bench.sh "$src" 2>&1 | tee "$out/bench.md" | tail -60
 
 if python3 -c 'import torch' 2>/dev/null; then
     echo "== PyTorch smoke"

@@ -6,6 +6,7 @@
 #include "real.h"
 #include "stage.h"
 #include "stats.h"
+#include "diag.h"
 
 int pc_hostmem_owns(const void *p);
 
@@ -18,6 +19,7 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
         PC_STAT_ADD(memcpy_bytes, n);
         if (pc_hostmem_owns(src) || pc_hostmem_owns(dst))
             PC_STAT_INC(memcpy_cached_src);
+        pc_diag_copy(dst, src, n, kind, stream, how);
     }
     cudaError_t staged;
     if (pc_stage_copy(dst, src, n, kind, stream, how, &staged))

@@ -22,5 +22,6 @@ PC_PTDS_DECL(cudaError_t, cudaMemcpyFromSymbolAsync_ptsz, (void *dst, const void
 PC_PTDS_DECL(cudaError_t, cudaStreamBeginCapture_ptsz, (cudaStream_t stream, enum cudaStreamCaptureMode mode))
 PC_PTDS_DECL(cudaError_t, cudaStreamBeginCaptureToGraph_ptsz, (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode))
 PC_PTDS_DECL(cudaError_t, cudaStreamEndCapture_ptsz, (cudaStream_t stream, cudaGraph_t *pGraph))
+PC_PTDS_DECL(cudaError_t, cudaStreamSynchronize_ptsz, (cudaStream_t stream))
 
 #endif

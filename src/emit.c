@@ -129,6 +129,14 @@ static void pc_json_value(struct pc_emitter *e, int type, const void *v)
     case PC_EMIT_STR:
         pc_json_string(e, (const char *)v);
         break;
+    case PC_EMIT_FLOAT: {
+        double d = *(const double *)v;
+        if (d != d || d > 1e300 || d < -1e300)
+            pc_emit_puts(e, "null");
+        else
+            pc_emit_printf(e, "%.3f", d);
+        break;
+    }
     default:
         pc_emit_puts(e, "null");
     }
@@ -205,6 +213,8 @@ int pc_emit_human(char *buf, unsigned long n, int type, const void *v)
         return pc_fmt(buf, n, "%.1f%%", *(const double *)v);
     case PC_EMIT_STR:
         return pc_human_str(buf, n, (const char *)v);
+    case PC_EMIT_FLOAT:
+        return pc_fmt(buf, n, "%.2f", *(const double *)v);
     }
     return pc_fmt(buf, n, "?");
 }
@@ -338,6 +348,21 @@ void pc_emit_kv(struct pc_emitter *e, const char *key, const char *help, int typ
     pc_emit_human(val, sizeof val, type, value);
     pc_text_prefix(e);
     pc_emit_printf(e, "  %-22s %14s  %s\n", key, val, help ? help : "");
+}
+
+void pc_emit_pairs(struct pc_emitter *e, const char *key, const uint64_t *a, const uint64_t *b,
+                   unsigned n)
+{
+    unsigned i;
+
+    if (e->format != PC_EMIT_JSON)
+        return;
+    pc_json_member(e, key);
+    pc_emit_puts(e, "[");
+    for (i = 0; i < n; i++)
+        pc_emit_printf(e, "%s[%llu, %llu]", i ? ", " : "", (unsigned long long)a[i],
+                       (unsigned long long)b[i]);
+    pc_emit_puts(e, "]");
 }
 
 void pc_emit_line(struct pc_emitter *e, const char *fmt, ...)

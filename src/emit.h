@@ -27,6 +27,7 @@ enum pc_emit_type {
     PC_EMIT_RATIO,  /* const double *    0..1; text as a percentage */
     PC_EMIT_PCT,    /* const double *    already a percentage */
     PC_EMIT_STR,    /* const char *      the string itself */
+    PC_EMIT_FLOAT,  /* const double *    a plain number: 12.35 */
 };
 /* Or'ed into COUNT/BYTES/NSEC: the value is an int64_t (gauges). */
 #define PC_EMIT_SIGNED 0x100
@@ -60,6 +61,9 @@ void pc_emit_array_end(struct pc_emitter *e);
 
 void pc_emit_kv(struct pc_emitter *e, const char *key, const char *help, int type,
                 const void *value);
+/* JSON only: "key": [[a0, b0], [a1, b1], ...] on one line (text: nothing). */
+void pc_emit_pairs(struct pc_emitter *e, const char *key, const uint64_t *a, const uint64_t *b,
+                   unsigned n);
 void pc_emit_line(struct pc_emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The text rendering of one value (also used to build summary sentences). */

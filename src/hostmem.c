@@ -3,6 +3,7 @@
 #include "config.h"
 #include <string.h>
 #include "pincache.h"
+#include "diag.h"
 #include "fence.h"
 #include "log.h"
 #include "options.h"
@@ -53,6 +54,7 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
 
     PC_STAT_INC(real_alloc_calls);
     PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
+    pc_call_note(PC_NOTE_MISS | PC_NOTE_REAL);
     if (err != cudaSuccess) {
         PC_STAT_INC(real_alloc_fail);
         if (pending == cudaSuccess)
@@ -110,6 +112,7 @@ static cudaError_t pc_real_host_alloc(void **p, size_t size, unsigned int flags)
     uint64_t t0 = pc_now_ns();
     cudaError_t err = PC_CALL_REAL(cudaHostAlloc, p, size, flags);
     PC_STAT_INC(alloc_passthrough);
+    pc_call_note(PC_NOTE_REAL);
     if (pc_state.mode == PC_MODE_OBSERVE) {
         PC_STAT_INC(real_alloc_calls);
         PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
@@ -134,6 +137,8 @@ cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags)
         return pc_real_host_alloc(p, size, flags);
     pc_tls_alloc_failed = 0;
     err = pc_pool_alloc(&pc_pool, size, key, p, &hit);
+    if (err == 0 && hit)
+        pc_call_note(PC_NOTE_HIT);
     if (err < 0)                      /* too large to cache */
         return pc_real_host_alloc(p, size, flags);
     if (err == 0 && pc_tls_alloc_failed)
@@ -155,6 +160,7 @@ static cudaError_t pc_real_free_host(void *p)
     PC_STAT_INC(free_passthrough);
     PC_STAT_INC(real_free_calls);
     PC_STAT_ADD(real_free_ns, dt);
+    pc_call_note(busy ? PC_NOTE_REAL | PC_NOTE_BUSY : PC_NOTE_REAL);
     if (busy) {
         PC_STAT_INC(would_sync);
         PC_STAT_ADD(would_sync_ns, dt);
@@ -188,6 +194,7 @@ static enum pc_free_how pc_take_back(void *p)
         return PC_FREE_INVALID;
     }
     PC_STAT_INC(free_cached);
+    pc_call_note(busy ? PC_NOTE_HIT | PC_NOTE_AVOIDED : PC_NOTE_HIT);
     if (busy)
         PC_STAT_INC(syncs_avoided);
     pc_pool_enforce_cap(&pc_pool);
@@ -288,6 +295,7 @@ cudaError_t pc_host_unregister(void *p)
     pc_mark_used();
     if (pc_state.mode != PC_MODE_OFF)
         PC_STAT_INC(unregister_calls);
+    pc_diag_probe_device();
     return PC_CALL_REAL(cudaHostUnregister, p);
 }
 

@@ -9,6 +9,8 @@
 #include "stats.h"
 #include "real.h"
 #include "fence.h"
+#include "diag.h"
+#include "trace.h"
 
 struct pc_state pc_state;
 __thread int pc_tls_depth __attribute__((tls_model("initial-exec")));
@@ -25,6 +27,7 @@ static void pc_atfork_child(void)
     pc_state.start_ns = pc_now_ns();
     pc_stats_reset();
     pc_hostmem_after_fork_child();
+    pc_diag_after_fork_child();
     __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
 }
 
@@ -34,6 +37,7 @@ static void pc_init_once(void)
     pc_state.mode = pc_opt.mode;
     pc_state.start_ns = pc_now_ns();
     pc_hostmem_init();
+    pc_diag_init();
     pthread_atfork(NULL, NULL, pc_atfork_child);
     __atomic_store_n(&pc_state.inited, 1, __ATOMIC_RELEASE);
 }
@@ -73,4 +77,6 @@ __attribute__((destructor)) static void pc_dtor(void)
         .end_ns = pc_now_ns(),
     };
     pc_report_write(&info);
+    if (info.cuda_used)
+        pc_trace_write(info.pid, info.start_ns);
 }

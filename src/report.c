@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "emit.h"
+#include "hist.h"
 #include "log.h"
 #include "options.h"
 #include "report.h"
@@ -32,6 +33,12 @@ struct pc_report {
     double hit_rate;           /* hits / (hits + misses) */
     int hit_rate_ok;
     double waste_pct;          /* rounding waste at the peaks */
+    uint64_t p50[PC_API_COUNT], p99[PC_API_COUNT];   /* from the histograms */
+    double gbps[PC_COPY_COUNT];                      /* timed bytes per timed ns */
+    int gbps_ok[PC_COPY_COUNT];
+    uint64_t h2d_bytes, d2h_bytes;                   /* 1D copies by direction */
+    double h2d_pageable_pct, d2h_pageable_pct;
+    int h2d_ok, d2h_ok;
 };
 
 static int pc_ascii_ieq(const char *a, const char *b)
@@ -42,6 +49,31 @@ static int pc_ascii_ieq(const char *a, const char *b)
             return 0;
     }
     return *a == *b;
+}
+
+/* Percentiles, copy rates and the pageable share, from the api/copy rows. */
+static void pc_report_compute_rows(struct pc_report *r, const struct pc_stats *st)
+{
+    const struct pc_copy_stat *c = st->copy;
+    unsigned i;
+
+    for (i = 0; i < PC_API_COUNT; i++) {
+        r->p50[i] = pc_hist_quantile(st->api[i].hist, st->api[i].max_ns, 0.50);
+        r->p99[i] = pc_hist_quantile(st->api[i].hist, st->api[i].max_ns, 0.99);
+    }
+    /* Bytes per nanosecond are GB/s, as copy rates are quoted. */
+    for (i = 0; i < PC_COPY_COUNT; i++) {
+        r->gbps_ok[i] = c[i].timed_ns > 0;
+        r->gbps[i] = r->gbps_ok[i] ? (double)c[i].timed_bytes / (double)c[i].timed_ns : 0.0;
+    }
+    r->h2d_bytes = c[PC_COPY_h2d_pageable].bytes + c[PC_COPY_h2d_pinned].bytes;
+    r->d2h_bytes = c[PC_COPY_d2h_pageable].bytes + c[PC_COPY_d2h_pinned].bytes;
+    r->h2d_ok = r->h2d_bytes > 0;
+    r->d2h_ok = r->d2h_bytes > 0;
+    if (r->h2d_ok)
+        r->h2d_pageable_pct = 100.0 * (double)c[PC_COPY_h2d_pageable].bytes / (double)r->h2d_bytes;
+    if (r->d2h_ok)
+        r->d2h_pageable_pct = 100.0 * (double)c[PC_COPY_d2h_pageable].bytes / (double)r->d2h_bytes;
 }
 
 static void pc_report_compute(struct pc_report *r, const struct pc_report_info *info,
@@ -76,6 +108,7 @@ static void pc_report_compute(struct pc_report *r, const struct pc_report_info *
     if (st->requested_bytes_peak > 0 && st->live_bytes_peak > st->requested_bytes_peak)
         r->waste_pct = 100.0 * (double)(st->live_bytes_peak - st->requested_bytes_peak) /
                        (double)st->requested_bytes_peak;
+    pc_report_compute_rows(r, st);
 }
 
 /* Short-lived text of one value, for sentences. */
@@ -114,6 +147,95 @@ static void pc_copy_dirs(char *buf, unsigned long n, uint64_t h2d, uint64_t h2d_
                d2h_ns ? (double)d2h_bytes / (double)d2h_ns : 0.0);
 }
 
+/* The two APIs the program spent most time in, with their percentiles. */
+static void pc_report_times(struct pc_emitter *e, const struct pc_report *r)
+{
+    const struct pc_api_stat *api = r->st->api;
+    char buf[400];
+    int top[2] = { -1, -1 }, len = 0;
+    unsigned i, k;
+
+    for (i = 0; i < PC_API_COUNT; i++) {
+        if (!api[i].calls)
+            continue;
+        if (top[0] < 0 || api[i].ns > api[top[0]].ns) {
+            top[1] = top[0];
+            top[0] = (int)i;
+        } else if (top[1] < 0 || api[i].ns > api[top[1]].ns) {
+            top[1] = (int)i;
+        }
+    }
+    if (top[0] < 0)
+        return;
+    buf[0] = '\0';
+    for (k = 0; k < 2 && top[k] >= 0 && (unsigned long)len < sizeof buf; k++) {
+        struct pc_h a, b, c, d;
+        i = (unsigned)top[k];
+        len += pc_fmt(buf + len, sizeof buf - (unsigned long)len, "%s%s %s (%s calls, p50 %s, p99 %s)",
+                      k ? ", " : "", pc_api_rows[i].key, pc_hu(&a, PC_EMIT_NSEC, api[i].ns),
+                      pc_hu(&b, PC_EMIT_COUNT, api[i].calls), pc_hu(&c, PC_EMIT_NSEC, r->p50[i]),
+                      pc_hu(&d, PC_EMIT_NSEC, r->p99[i]));
+    }
+    pc_emit_line(e, "most time inside: %s", buf);
+}
+
+/* Calls other than cudaFreeHost (the headline) that waited for GPU work. */
+static void pc_report_waits(struct pc_emitter *e, const struct pc_report *r)
+{
+    const struct pc_api_stat *api = r->st->api;
+    char buf[400];
+    int len = 0, n = 0;
+    unsigned i;
+
+    buf[0] = '\0';
+    for (i = 0; i < PC_API_COUNT && (unsigned long)len < sizeof buf; i++) {
+        struct pc_h a, b, c;
+        if (i == PC_API_free_host || !api[i].synced)
+            continue;
+        len += pc_fmt(buf + len, sizeof buf - (unsigned long)len, "%s%s %s of %s calls (%s)",
+                      n++ ? ", " : "", pc_api_rows[i].key, pc_hu(&a, PC_EMIT_COUNT, api[i].synced),
+                      pc_hu(&b, PC_EMIT_COUNT, api[i].calls), pc_hu(&c, PC_EMIT_NSEC, api[i].stall_ns));
+    }
+    if (n)
+        pc_emit_line(e, "waited for GPU work in flight: %s", buf);
+}
+
+/* One direction of the copies line: bytes, pageable share, achieved rates. */
+static int pc_copy_dir(char *buf, unsigned long n, const struct pc_report *r, const char *dir,
+                       uint64_t bytes, double pct, int pageable, int pinned, const char *kind)
+{
+    struct pc_h a, g;
+    char rates[120];
+    int len = 0;
+
+    rates[0] = '\0';
+    if (r->gbps_ok[pageable])
+        len = pc_fmt(rates, sizeof rates, "; pageable %.1f GB/s", r->gbps[pageable]);
+    if (r->gbps_ok[pinned] && (unsigned long)len < sizeof rates)
+        pc_fmt(rates + len, sizeof rates - (unsigned long)len, "; pinned %.1f GB/s", r->gbps[pinned]);
+    pc_emit_human(g.s, sizeof g.s, PC_EMIT_PCT, &pct);
+    return pc_fmt(buf, n, "%s %s (%s %s pageable memory%s)", dir, pc_hu(&a, PC_EMIT_BYTES, bytes),
+                  g.s, kind, rates);
+}
+
+static void pc_report_copies(struct pc_emitter *e, const struct pc_report *r)
+{
+    const struct pc_stats *st = r->st;
+    struct pc_h a, b;
+    char buf[400];
+    int len = 0;
+
+    buf[0] = '\0';
+    if (r->h2d_ok)
+        len = pc_copy_dir(buf, sizeof buf, r, "; to the device", r->h2d_bytes, r->h2d_pageable_pct,
+                          PC_COPY_h2d_pageable, PC_COPY_h2d_pinned, "from");
+    if (r->d2h_ok && (unsigned long)len < sizeof buf)
+        pc_copy_dir(buf + len, sizeof buf - (unsigned long)len, r, "; from the device", r->d2h_bytes,
+                    r->d2h_pageable_pct, PC_COPY_d2h_pageable, PC_COPY_d2h_pinned, "into");
+    pc_emit_line(e, "copies: %s cudaMemcpy-family calls, %s%s", pc_hu(&a, PC_EMIT_COUNT, st->memcpy_calls),
+                 pc_hu(&b, PC_EMIT_BYTES, st->memcpy_bytes), buf);
+}
+
 static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
 {
     const struct pc_stats *st = r->st;
@@ -128,7 +250,7 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
     /* The headline: what cudaFreeHost would have cost. */
     if (r->observe) {
         if (st->would_sync)
-            pc_emit_line(e, "cudaFreeHost: %s calls; %s synchronized the device, for %s in all",
+            pc_emit_line(e, "cudaFreeHost: %s calls; %s synchronized the device (stall %s)",
                          pc_hu(&a, PC_EMIT_COUNT, st->free_calls),
                          pc_hu(&b, PC_EMIT_COUNT, st->would_sync),
                          pc_hu(&c, PC_EMIT_NSEC, st->would_sync_ns));
@@ -166,6 +288,16 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&d, PC_EMIT_COUNT, st->alloc_misses), hr.s, extra);
     }
 
+    /* Observe mode's shadow cache: what cache mode would have saved. */
+    if (r->observe && (st->alloc_calls || st->free_calls))
+        pc_emit_line(e, "cache mode would have served %s of %s allocations from the cache and kept "
+                        "%s of %s frees, saving %s inside the real calls",
+                     pc_hu(&a, PC_EMIT_COUNT, st->predict_hits),
+                     pc_hu(&b, PC_EMIT_COUNT, st->alloc_calls),
+                     pc_hu(&c, PC_EMIT_COUNT, st->predict_kept),
+                     pc_hu(&d, PC_EMIT_COUNT, st->free_calls),
+                     pc_hu(&f, PC_EMIT_NSEC, st->predict_hit_ns + st->predict_kept_ns));
+
     if (st->real_alloc_calls || st->real_free_calls) {
         extra[0] = '\0';
         if (st->real_alloc_fail)
@@ -181,7 +313,7 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
     }
 
     if (r->observe && st->live_bytes_peak > 0) {
-        pc_emit_line(e, "memory: peak %s pinned by the program",
+        pc_emit_line(e, "memory: peak %s pinned by cudaHostAlloc/cudaMallocHost",
                      pc_hi(&a, PC_EMIT_BYTES, st->live_bytes_peak));
     } else if (!r->observe && (st->live_bytes_peak > 0 || st->cached_bytes_peak > 0)) {
         double w = r->waste_pct;
@@ -195,11 +327,10 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&d, PC_EMIT_BYTES, in->max_cached));
     }
 
+    pc_report_times(e, r);
+    pc_report_waits(e, r);
     if (st->memcpy_calls)
-        pc_emit_line(e, "copies: %s cudaMemcpy-family calls, %s in 1D copies, %s with a cached host block",
-                     pc_hu(&a, PC_EMIT_COUNT, st->memcpy_calls),
-                     pc_hu(&b, PC_EMIT_BYTES, st->memcpy_bytes),
-                     pc_hu(&c, PC_EMIT_COUNT, st->memcpy_cached_src));
+        pc_report_copies(e, r);
 
     if (st->stage_h2d_calls || st->stage_d2h_calls) {
         pc_copy_dirs(extra, sizeof extra, st->stage_h2d_calls, st->stage_h2d_bytes,
@@ -214,13 +345,48 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
     }
 
     if (st->register_calls || st->unregister_calls)
-        pc_emit_line(e, "cudaHostRegister: %s calls for %s, %s cudaHostUnregister (passed through, not cached)",
+        pc_emit_line(e, "cudaHostRegister: %s calls for %s (peak %s registered), %s cudaHostUnregister "
+                        "(passed through, not cached)",
                      pc_hu(&a, PC_EMIT_COUNT, st->register_calls),
                      pc_hu(&b, PC_EMIT_BYTES, st->register_bytes),
+                     pc_hi(&d, PC_EMIT_BYTES, st->registered_bytes_peak),
                      pc_hu(&c, PC_EMIT_COUNT, st->unregister_calls));
 
     if (in->broken)
         pc_emit_line(e, "CUDA reported errors while fencing; caching stopped and calls were passed through");
+}
+
+/* Copies from pageable memory run at a fraction of the pinned rate
+ * (measured: 6.5-15 GB/s against 55); worth a word once they are most of
+ * the bytes and not trivially few. */
+#define PC_HINT_PAGEABLE_PCT 50.0
+#define PC_HINT_PAGEABLE_MIN (16ull << 20)
+
+static void pc_report_hint_pageable(struct pc_emitter *e, const struct pc_report *r, int *n)
+{
+    const struct pc_copy_stat *c = r->st->copy;
+    const char *fix = r->observe ? "or run in cache mode, which stages them through pinned memory"
+                                 : "or keep PINCACHE_STAGE on";
+    struct pc_h g;
+    double pct;
+
+    if (r->h2d_ok && r->h2d_pageable_pct >= PC_HINT_PAGEABLE_PCT &&
+        c[PC_COPY_h2d_pageable].bytes >= PC_HINT_PAGEABLE_MIN) {
+        pct = r->h2d_pageable_pct;
+        if ((*n)++ < PC_REPORT_MAX_HINTS) {
+            pc_emit_human(g.s, sizeof g.s, PC_EMIT_PCT, &pct);
+            pc_emit_line(e, "%s of host-to-device bytes came from pageable memory: pin them "
+                            "(PyTorch: pin_memory=True) %s", g.s, fix);
+        }
+    } else if (r->d2h_ok && r->d2h_pageable_pct >= PC_HINT_PAGEABLE_PCT &&
+               c[PC_COPY_d2h_pageable].bytes >= PC_HINT_PAGEABLE_MIN) {
+        pct = r->d2h_pageable_pct;
+        if ((*n)++ < PC_REPORT_MAX_HINTS) {
+            pc_emit_human(g.s, sizeof g.s, PC_EMIT_PCT, &pct);
+            pc_emit_line(e, "%s of device-to-host bytes went to pageable memory: copy into pinned "
+                            "buffers %s", g.s, fix);
+        }
+    }
 }
 
 /* At most PC_REPORT_MAX_HINTS, most useful first. */
@@ -258,10 +424,62 @@ static void pc_report_hints(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&a, PC_EMIT_COUNT, st->trim_blocks),
                      pc_hu(&b, PC_EMIT_BYTES, st->real_free_bytes), size);
     }
+    pc_report_hint_pageable(e, r, &n);
     if (!r->observe && !st->alloc_calls && st->register_calls && n++ < PC_REPORT_MAX_HINTS)
         pc_emit_line(e, "the program pins memory with cudaHostRegister (%s calls), which is not "
                         "cached; PyTorch: leave pinned_use_cuda_host_register unset",
                      pc_hu(&c, PC_EMIT_COUNT, st->register_calls));
+}
+
+static int pc_emit_kind(int kind)
+{
+    return kind == PC_STAT_KIND_BYTES ? PC_EMIT_BYTES : kind == PC_STAT_KIND_NSEC ? PC_EMIT_NSEC
+                                                                                 : PC_EMIT_COUNT;
+}
+
+/* "apis" and "copies": one object per stats.def PC_API/PC_COPY row.  The
+ * text table (PINCACHE_LOG=debug) leaves out rows with no calls. */
+static void pc_report_rows(struct pc_emitter *e, const struct pc_report *r)
+{
+    uint64_t lo[PC_HIST_BUCKETS], cnt[PC_HIST_BUCKETS];
+    unsigned i, j, n;
+
+    pc_emit_dict_begin(e, "apis", "calls by API");
+    for (i = 0; i < PC_API_COUNT; i++) {
+        const struct pc_api_stat *a = &r->st->api[i];
+        if (e->format == PC_EMIT_TEXT && !a->calls)
+            continue;
+        pc_emit_dict_begin(e, pc_api_rows[i].key, pc_api_rows[i].key);
+        for (j = 0; j < pc_api_nfields; j++)
+            pc_emit_kv(e, pc_api_fields[j].name, pc_api_fields[j].help,
+                       pc_emit_kind(pc_api_fields[j].kind), (const char *)a + pc_api_fields[j].offset);
+        pc_emit_kv(e, "p50_ns", "median call, from the histogram", PC_EMIT_NSEC, &r->p50[i]);
+        pc_emit_kv(e, "p99_ns", "99th percentile, from the histogram", PC_EMIT_NSEC, &r->p99[i]);
+        for (j = n = 0; j < PC_HIST_BUCKETS; j++) {
+            if (a->hist[j]) {
+                lo[n] = pc_hist_lower(j);
+                cnt[n++] = a->hist[j];
+            }
+        }
+        pc_emit_pairs(e, "hist", lo, cnt, n);
+        pc_emit_dict_end(e);
+    }
+    pc_emit_dict_end(e);
+
+    pc_emit_dict_begin(e, "copies", "1D copies by direction and host memory");
+    for (i = 0; i < PC_COPY_COUNT; i++) {
+        const struct pc_copy_stat *c = &r->st->copy[i];
+        if (e->format == PC_EMIT_TEXT && !c->calls)
+            continue;
+        pc_emit_dict_begin(e, pc_copy_rows[i].key, pc_copy_rows[i].key);
+        for (j = 0; j < pc_copy_nfields; j++)
+            pc_emit_kv(e, pc_copy_fields[j].name, pc_copy_fields[j].help,
+                       pc_emit_kind(pc_copy_fields[j].kind), (const char *)c + pc_copy_fields[j].offset);
+        pc_emit_kv(e, "gbps", "achieved rate: timed_bytes / timed_ns", PC_EMIT_FLOAT,
+                   r->gbps_ok[i] ? &r->gbps[i] : NULL);
+        pc_emit_dict_end(e);
+    }
+    pc_emit_dict_end(e);
 }
 
 static void pc_report_emit(struct pc_emitter *e, const struct pc_report *r)
@@ -306,7 +524,12 @@ static void pc_report_emit(struct pc_emitter *e, const struct pc_report *r)
                r->hit_rate_ok ? &r->hit_rate : NULL);
     pc_emit_kv(e, "waste_pct", "rounding waste: live over requested bytes at their peaks",
                PC_EMIT_PCT, &r->waste_pct);
+    pc_emit_kv(e, "h2d_pageable_pct", "share of host-to-device bytes from pageable memory",
+               PC_EMIT_PCT, r->h2d_ok ? &r->h2d_pageable_pct : NULL);
+    pc_emit_kv(e, "d2h_pageable_pct", "share of device-to-host bytes into pageable memory",
+               PC_EMIT_PCT, r->d2h_ok ? &r->d2h_pageable_pct : NULL);
     pc_emit_dict_end(e);
+    pc_report_rows(e, r);
 
     pc_emit_array_begin(e, "summary", NULL);
     pc_report_summary(e, r);
@@ -445,7 +668,7 @@ void pc_report_write(const struct pc_report_info *info)
     const char *dest = pc_opt.report && *pc_opt.report ? pc_opt.report : "stderr";
     int flags = pc_opt.log >= PC_LOG_DEBUG ? PC_REPORT_DETAIL : 0;
     char host[256];
-    struct pc_stats st;
+    static struct pc_stats st;   /* large; written once per process, at exit */
     const char *rank;
 
     if (!info || pc_opt.mode == PC_MODE_OFF || pc_ascii_ieq(dest, "off"))

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "hist.h"
 #include "report.h"
 #include "stats.h"
 
@@ -50,6 +51,43 @@ static void pc_json_str(json_t *o, const char *key, char *out, size_t n)
         snprintf(out, n, "%lld", (long long)json_integer_value(v));
 }
 
+/* The "apis" and "copies" objects: one row per stats.def PC_API/PC_COPY
+ * entry, fields by name; a histogram's [lower, count] pairs go back into the
+ * bucket each lower bound names. */
+static void pc_load_rows(json_t *root, struct pc_stats *st)
+{
+    json_t *apis = json_object_get(root, "apis"), *copies = json_object_get(root, "copies");
+    unsigned i, j;
+
+    for (i = 0; i < PC_API_COUNT && json_is_object(apis); i++) {
+        json_t *o = json_object_get(apis, pc_api_rows[i].key), *h, *pair;
+        size_t k;
+        if (!json_is_object(o))
+            continue;
+        for (j = 0; j < pc_api_nfields; j++) {
+            uint64_t v = pc_json_u64(o, pc_api_fields[j].name);
+            memcpy((char *)&st->api[i] + pc_api_fields[j].offset, &v, sizeof v);
+        }
+        h = json_object_get(o, "hist");
+        json_array_foreach(h, k, pair) {
+            json_t *lo = json_array_get(pair, 0), *n = json_array_get(pair, 1);
+            if (json_is_integer(lo) && json_is_integer(n) && json_integer_value(lo) >= 0 &&
+                json_integer_value(n) >= 0)
+                st->api[i].hist[pc_hist_bucket((uint64_t)json_integer_value(lo))] +=
+                    (uint64_t)json_integer_value(n);
+        }
+    }
+    for (i = 0; i < PC_COPY_COUNT && json_is_object(copies); i++) {
+        json_t *o = json_object_get(copies, pc_copy_rows[i].key);
+        if (!json_is_object(o))
+            continue;
+        for (j = 0; j < pc_copy_nfields; j++) {
+            uint64_t v = pc_json_u64(o, pc_copy_fields[j].name);
+            memcpy((char *)&st->copy[i] + pc_copy_fields[j].offset, &v, sizeof v);
+        }
+    }
+}
+
 static int pc_load(const char *path, struct pc_loaded *l)
 {
     json_error_t jerr;
@@ -81,6 +119,7 @@ static int pc_load(const char *path, struct pc_loaded *l)
             memcpy(base + d->peak_offset, &v, sizeof v);
         }
     }
+    pc_load_rows(root, &l->st);
     pc_json_str(root, "mode", l->mode, sizeof l->mode);
     pc_json_str(root, "rank", l->rank, sizeof l->rank);
     pc_json_str(root, "host", l->host, sizeof l->host);
@@ -107,10 +146,30 @@ static int pc_cmd_report(int argc, char **argv, int format, int flags)
                              l.host[0] ? l.host : NULL) == 0 ? 0 : 1;
 }
 
+static void pc_add_fields(char *sum, const char *add, const struct pc_field_desc *f, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t a, b;
+        memcpy(&a, sum + f[i].offset, sizeof a);
+        memcpy(&b, add + f[i].offset, sizeof b);
+        a = f[i].merge == PC_STAT_MERGE_MAX ? (a > b ? a : b) : a + b;
+        memcpy(sum + f[i].offset, &a, sizeof a);
+    }
+}
+
 /* Counters add up.  Gauges: levels and peaks are summed too, so a merged
- * peak is an upper bound of the ranks' simultaneous peak. */
+ * peak is an upper bound of the ranks' simultaneous peak.  Per-API and
+ * per-copy fields add up (max_ns keeps the largest), histograms bucket by
+ * bucket. */
 static void pc_add(struct pc_stats *sum, const struct pc_stats *st)
 {
+    for (unsigned i = 0; i < PC_API_COUNT; i++) {
+        pc_add_fields((char *)&sum->api[i], (const char *)&st->api[i], pc_api_fields, pc_api_nfields);
+        for (unsigned j = 0; j < PC_HIST_BUCKETS; j++)
+            sum->api[i].hist[j] += st->api[i].hist[j];
+    }
+    for (unsigned i = 0; i < PC_COPY_COUNT; i++)
+        pc_add_fields((char *)&sum->copy[i], (const char *)&st->copy[i], pc_copy_fields, pc_copy_nfields);
     for (unsigned i = 0; i < pc_stat_ndescs; i++) {
         const struct pc_stat_desc *d = &pc_stat_descs[i];
         uint64_t a, b;
@@ -127,10 +186,50 @@ static void pc_add(struct pc_stats *sum, const struct pc_stats *st)
     }
 }
 
+/* Device synchronizations: calls that waited (any API), and their time. */
+static uint64_t pc_synced(const struct pc_stats *st, uint64_t *ns)
+{
+    uint64_t n = 0;
+
+    *ns = 0;
+    for (unsigned i = 0; i < PC_API_COUNT; i++) {
+        n += st->api[i].synced;
+        *ns += st->api[i].stall_ns;
+    }
+    return n;
+}
+
+static void pc_merge_row(const char *rank, const char *host, const char *pid, const struct pc_stats *st)
+{
+    uint64_t stall, synced = pc_synced(st, &stall);
+    int64_t peak = st->held_bytes_peak > st->live_bytes_peak ? st->held_bytes_peak : st->live_bytes_peak;
+
+    printf("%-6s %-16.16s %8s %10llu %10llu %10llu %10llu %11llu %10llu %11.3f %14lld\n", rank, host,
+           pid, (unsigned long long)st->alloc_calls, (unsigned long long)st->alloc_hits,
+           (unsigned long long)st->alloc_misses, (unsigned long long)st->free_calls,
+           (unsigned long long)st->syncs_avoided, (unsigned long long)synced, (double)stall / 1e9,
+           (long long)peak);
+}
+
+/* One row per report, then the totals; numbers plain, for scripts. */
+static void pc_merge_table(const struct pc_loaded *l, int n, const struct pc_stats *sum)
+{
+    char pid[16], what[32];
+
+    printf("%-6s %-16s %8s %10s %10s %10s %10s %11s %10s %11s %14s\n", "rank", "host", "pid", "allocs",
+           "hits", "misses", "frees", "syncs_avoid", "synced", "stall_s", "peak_pinned_B");
+    for (int i = 0; i < n; i++) {
+        snprintf(pid, sizeof pid, "%d", l[i].info.pid);
+        pc_merge_row(l[i].rank[0] ? l[i].rank : "-", l[i].host, pid, &l[i].st);
+    }
+    snprintf(what, sizeof what, "%d report%s", n, n == 1 ? "" : "s");
+    pc_merge_row("total", what, "-", sum);
+}
+
 static int pc_cmd_merge(int argc, char **argv, int format)
 {
     struct pc_loaded *l;
-    struct pc_stats sum;
+    static struct pc_stats sum;
     struct pc_report_info info;
     int i, bad = 0;
 
@@ -161,15 +260,7 @@ static int pc_cmd_merge(int argc, char **argv, int format)
         return 1;
     }
     if (format == PC_REPORT_TEXT) {
-        printf("%-6s %-16s %8s %10s %10s %10s %10s %12s %14s\n", "rank", "host", "pid", "allocs",
-               "hits", "misses", "frees", "syncs_avoid", "peak_held_B");
-        for (i = 0; i < argc; i++)
-            printf("%-6s %-16.16s %8d %10llu %10llu %10llu %10llu %12llu %14lld\n",
-                   l[i].rank[0] ? l[i].rank : "-", l[i].host, l[i].info.pid,
-                   (unsigned long long)l[i].st.alloc_calls, (unsigned long long)l[i].st.alloc_hits,
-                   (unsigned long long)l[i].st.alloc_misses, (unsigned long long)l[i].st.free_calls,
-                   (unsigned long long)l[i].st.syncs_avoided, (long long)l[i].st.held_bytes_peak);
-        printf("total: %d reports\n", argc);
+        pc_merge_table(l, argc, &sum);
         fflush(stdout);
     }
     i = pc_report_emit_fd(1, format, 0, &info, &sum, NULL, "merged");

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "pincache.h"
 #include "real.h"
+#include "diag.h"
 
 PC_EXPORT cudaError_t cudaHostGetFlags(unsigned int *flags, void *p)
 {
@@ -21,10 +22,10 @@ PC_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, 
 
 PC_EXPORT cudaError_t cudaHostRegister(void *p, size_t size, unsigned int flags)
 {
-    PC_FORWARD(cudaHostRegister, pc_host_register(p, size, flags), p, size, flags);
+    PC_FORWARD_TIMED(PC_API_host_register, size, p, cudaHostRegister, pc_host_register(p, size, flags), p, size, flags);
 }
 
 PC_EXPORT cudaError_t cudaHostUnregister(void *p)
 {
-    PC_FORWARD(cudaHostUnregister, pc_host_unregister(p), p);
+    PC_FORWARD_TIMED(PC_API_host_unregister, 0, p, cudaHostUnregister, pc_host_unregister(p), p);
 }

@@ -2,32 +2,34 @@
 #include "config.h"
 #include "pincache.h"
 #include "real.h"
+#include "diag.h"
 
 PC_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
-    PC_FORWARD(cudaMemcpy, pc_memcpy(dst, src, n, kind, 0, PC_COPY_SYNC), dst, src, n, kind);
+    PC_FORWARD_TIMED(PC_API_memcpy, n, NULL, cudaMemcpy, pc_memcpy(dst, src, n, kind, 0, PC_COPY_SYNC), dst, src, n, kind);
 }
 
 PC_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
-    PC_FORWARD(cudaMemcpy_ptds, pc_memcpy(dst, src, n, kind, 0, PC_COPY_SYNC_PTDS), dst, src, n, kind);
+    PC_FORWARD_TIMED(PC_API_memcpy, n, NULL, cudaMemcpy_ptds, pc_memcpy(dst, src, n, kind, 0, PC_COPY_SYNC_PTDS), dst, src, n, kind);
 }
 
 PC_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                                       cudaStream_t s)
 {
-    PC_FORWARD(cudaMemcpyAsync, pc_memcpy(dst, src, n, kind, s, PC_COPY_ASYNC), dst, src, n, kind, s);
+    PC_FORWARD_TIMED(PC_API_memcpy_async, n, NULL, cudaMemcpyAsync, pc_memcpy(dst, src, n, kind, s, PC_COPY_ASYNC), dst, src, n, kind, s);
 }
 
 PC_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                                            cudaStream_t s)
 {
-    PC_FORWARD(cudaMemcpyAsync_ptsz, pc_memcpy(dst, src, n, kind, s, PC_COPY_ASYNC_PTSZ), dst, src, n, kind, s);
+    PC_FORWARD_TIMED(PC_API_memcpy_async, n, NULL, cudaMemcpyAsync_ptsz, pc_memcpy(dst, src, n, kind, s, PC_COPY_ASYNC_PTSZ), dst, src, n, kind, s);
 }
 
 /* Other shapes: counted, then the real call. */
 #define PC_COUNTED(name, bytes, ...) \
-    PC_FORWARD(name, (pc_copy_seen(bytes), PC_CALL_REAL(name, __VA_ARGS__)), __VA_ARGS__)
+    PC_FORWARD_TIMED(PC_API_memcpy_other, bytes, NULL, name, \
+                     (pc_copy_seen(bytes), PC_CALL_REAL(name, __VA_ARGS__)), __VA_ARGS__)
 
 PC_EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h,
                                    enum cudaMemcpyKind kind)

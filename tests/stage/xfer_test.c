@@ -250,5 +250,9 @@ int main(int argc, char **argv)
     pthread_cond_signal(&E.cv);
     pthread_mutex_unlock(&E.mu);
     pthread_join(eng, NULL);
+    for (unsigned i = 0; i < MAXSLOT; i++)
+        free(slotbuf[i]);
+    free(host);
+    free(dev);
     return done_testing();
 }

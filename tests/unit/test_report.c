@@ -98,8 +98,38 @@ static void golden(const char *name, const char *actual_path)
     }
 }
 
+/* One API row: nfast calls of fast_ns and nslow of slow_ns. */
+static struct pc_api_stat *fill_api(struct pc_stats *s, int id, uint64_t nfast, uint64_t fast_ns,
+                                    uint64_t nslow, uint64_t slow_ns, uint64_t bytes)
+{
+    struct pc_api_stat *a = &s->api[id];
+
+    memset(a, 0, sizeof *a);
+    a->calls = nfast + nslow;
+    a->bytes = bytes;
+    a->ns = nfast * fast_ns + nslow * slow_ns;
+    a->max_ns = nslow ? slow_ns : fast_ns;
+    a->hist[pc_hist_bucket(fast_ns)] += nfast;
+    a->hist[pc_hist_bucket(slow_ns)] += nslow;
+    a->real_calls = a->calls;
+    return a;
+}
+
+static void fill_copy(struct pc_stats *s, int id, uint64_t calls, uint64_t bytes, uint64_t ns,
+                      uint64_t timed_bytes, uint64_t timed_ns)
+{
+    struct pc_copy_stat *c = &s->copy[id];
+
+    c->calls = calls;
+    c->bytes = bytes;
+    c->ns = ns;
+    c->timed_bytes = timed_bytes;
+    c->timed_ns = timed_ns;
+}
+
 static void fill_stats(struct pc_stats *s, int observe)
 {
+    struct pc_api_stat *a;
     unsigned i;
 
     /* Distinct values everywhere first, so a misplaced field shows. */
@@ -122,7 +152,8 @@ static void fill_stats(struct pc_stats *s, int observe)
         s->real_alloc_calls = 0;
         s->real_free_calls = 0;
         s->trim_blocks = 0;
-        s->memcpy_calls = 0;
+        s->memcpy_calls = 60;
+        s->memcpy_bytes = 420ull << 20;
         s->register_calls = 0;
         s->unregister_calls = 0;
         s->live_bytes_peak = 1500ll << 20;
@@ -136,6 +167,20 @@ static void fill_stats(struct pc_stats *s, int observe)
         s->stage_d2h_driver_calls = 0;
         s->stage_d2h_driver_bytes = 0;
         s->stage_d2h_driver_ns = 0;
+        s->predict_hits = 490;
+        s->predict_hit_ns = 2100000000ull;
+        s->predict_kept = 480;
+        s->predict_kept_ns = 3300000000ull;
+        s->registered_bytes_peak = 0;
+        a = fill_api(s, PC_API_host_alloc, 490, 4000000, 10, 90000000, 2000ull << 20);
+        a = fill_api(s, PC_API_free_host, 10, 200000, 470, 6800000, 1500ull << 20);
+        a->synced = 470;
+        a->stall_ns = 470 * 6800000ull;
+        a = fill_api(s, PC_API_memcpy_async, 60, 1125000, 0, 0, 400ull << 20);
+        a->synced = 30;
+        a->stall_ns = 30 * 1125000ull;
+        fill_copy(s, PC_COPY_h2d_pageable, 40, 400ull << 20, 45000000, 0, 0);
+        fill_copy(s, PC_COPY_d2h_pageable, 20, 20ull << 20, 22500000, 20ull << 20, 22500000);
         return;
     }
     s->alloc_calls = 1000;
@@ -177,6 +222,27 @@ static void fill_stats(struct pc_stats *s, int observe)
     s->stage_d2h_driver_calls = 0;
     s->stage_d2h_driver_bytes = 0;
     s->stage_d2h_driver_ns = 0;
+    s->registered_bytes_peak = 0;
+    a = fill_api(s, PC_API_host_alloc, 695, 900, 5, 5000000, 700ull << 20);
+    a->hits = 695;
+    a->real_calls = 5;
+    a = fill_api(s, PC_API_malloc_host, 300, 1100, 0, 0, 300ull << 20);
+    a->hits = 300;
+    a->real_calls = 0;
+    a = fill_api(s, PC_API_free_host, 995, 1500, 5, 700000, 0);
+    a->hits = 995;
+    a->real_calls = 5;
+    a->sync_avoided = 990;
+    a = fill_api(s, PC_API_stream_sync, 1000, 3000, 4000, 300000, 0);
+    a->synced = 4000;
+    a->stall_ns = 4000 * 300000ull;
+    a = fill_api(s, PC_API_free, 0, 0, 3, 4000000, 0);
+    a->synced = 3;
+    a->stall_ns = 12000000;
+    a = fill_api(s, PC_API_memcpy_async, 12000, 2000, 345, 4000000, 7ull << 30);
+    fill_copy(s, PC_COPY_h2d_pageable, 515, 1343ull << 20, 56300000, 0, 0);
+    fill_copy(s, PC_COPY_h2d_pinned, 11000, 4000ull << 20, 22000000, 0, 0);
+    fill_copy(s, PC_COPY_d2h_pinned, 830, 1750ull << 20, 40000000, 1750ull << 20, 40000000);
 }
 
 static struct pc_report_info make_info(const char *mode)

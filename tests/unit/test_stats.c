@@ -106,7 +106,14 @@ static void test_table(void)
     ok(order, "rows in stats.def order, named as declared");
     ok(kinds, "every kind is COUNT, BYTES or NSEC");
     is_int(dup, 0, "names unique");
-    is_int(covered, sizeof(struct pc_stats), "the rows cover every byte of struct pc_stats");
+    is_int(covered, offsetof(struct pc_stats, api), "the rows cover every byte of struct pc_stats before the api rows");
+    is_int(offsetof(struct pc_stats, api) + sizeof(struct pc_api_stat) * PC_API_COUNT +
+           sizeof(struct pc_copy_stat) * PC_COPY_COUNT, sizeof(struct pc_stats),
+           "api and copy rows end struct pc_stats");
+    is_int(pc_api_nfields * sizeof(uint64_t) + sizeof(uint64_t) * PC_HIST_BUCKETS,
+           sizeof(struct pc_api_stat), "PC_API_FIELD rows and the histogram cover struct pc_api_stat");
+    is_int(pc_copy_nfields * sizeof(uint64_t), sizeof(struct pc_copy_stat),
+           "PC_COPY_FIELD rows cover struct pc_copy_stat");
 
     /* Each row points at its own field: poke through the table, read back by
      * name. */
@@ -154,6 +161,12 @@ static void test_reset_snapshot(void)
         if (d->peak_name)
             *(int64_t *)((char *)&pc_stats + d->peak_offset) = 99 + i;
     }
+    {
+        uint64_t *w = (uint64_t *)pc_stats.api;
+        size_t n = (sizeof pc_stats.api + sizeof pc_stats.copy) / sizeof *w;
+        for (i = 0; i < n; i++)
+            w[i] = 3 + i;
+    }
     pc_stats_snapshot(&snap);
     same = memcmp(&snap, &pc_stats, sizeof snap) == 0;
     ok(same, "snapshot copies every field");
@@ -162,6 +175,43 @@ static void test_reset_snapshot(void)
         if (((unsigned char *)&pc_stats)[i])
             zero = 0;
     ok(zero, "reset clears every field, peaks included");
+}
+
+/* hist.h: every value lands in the bucket whose bounds hold it, buckets
+ * are ordered, and percentiles come back within the bucket resolution. */
+static void test_hist(void)
+{
+    static uint64_t h[PC_HIST_BUCKETS];
+    uint64_t v, prev = 0;
+    unsigned b, pb = 0;
+    int inside = 1, mono = 1, tight = 1;
+
+    for (v = 0; v < (1ull << 41); v = v < 64 ? v + 1 : v + v / 7) {
+        b = pc_hist_bucket(v);
+        if (b >= PC_HIST_BUCKETS || pc_hist_lower(b) > v || (v < pc_hist_upper(b) ? 0 : b + 1 < PC_HIST_BUCKETS))
+            inside = 0;
+        if (b < pb || v < prev)
+            mono = 0;
+        if (b + 1 < PC_HIST_BUCKETS && v >= 8 && pc_hist_upper(b) * 4 > pc_hist_lower(b) * 5)
+            tight = 0;
+        pb = b;
+        prev = v;
+    }
+    ok(inside, "every value lies within its bucket's bounds");
+    ok(mono, "buckets grow with the value");
+    ok(tight, "a bucket spans at most 1.25x");
+    is_int(pc_hist_bucket(UINT64_MAX), PC_HIST_BUCKETS - 1, "huge values go to the last bucket");
+    is_int(pc_hist_quantile(h, 0, 0.5), 0, "empty histogram: 0");
+    /* 98 calls of 1 us, 2 of 1 ms: p50 ~1 us, p99 ~1 ms (max 1 ms) */
+    h[pc_hist_bucket(1000)] = 98;
+    h[pc_hist_bucket(1000000)] = 2;
+    v = pc_hist_quantile(h, 1000000, 0.5);
+    ok(v >= 880 && v <= 1120, "p50 within 12%% (%llu for 1000)", (unsigned long long)v);
+    v = pc_hist_quantile(h, 1000000, 0.99);
+    ok(v >= 880000 && v <= 1000000, "p99 within 12%% and not above max (%llu for 1000000)",
+       (unsigned long long)v);
+    is_int(pc_hist_quantile(h, 1000000, 0.98), pc_hist_quantile(h, 1000000, 0.5),
+           "p98 is still the 98th call");
 }
 
 static void test_clock(void)
@@ -196,6 +246,17 @@ static void test_schema_version(void)
         len += (size_t)snprintf(now + len, sizeof now - len, "%s %s %s\n", pc_stat_descs[i].name,
                                 pc_stat_descs[i].peak_name ? "GAUGE" : "STAT",
                                 kind_names[pc_stat_descs[i].kind]);
+    for (i = 0; i < PC_API_COUNT && len < sizeof now; i++)
+        len += (size_t)snprintf(now + len, sizeof now - len, "api %s\n", pc_api_rows[i].key);
+    for (i = 0; i < pc_api_nfields && len < sizeof now; i++)
+        len += (size_t)snprintf(now + len, sizeof now - len, "api.%s %s\n", pc_api_fields[i].name,
+                                kind_names[pc_api_fields[i].kind]);
+    for (i = 0; i < PC_COPY_COUNT && len < sizeof now; i++)
+        len += (size_t)snprintf(now + len, sizeof now - len, "copy %s\n", pc_copy_rows[i].key);
+    for (i = 0; i < pc_copy_nfields && len < sizeof now; i++)
+        len += (size_t)snprintf(now + len, sizeof now - len, "copy.%s %s\n", pc_copy_fields[i].name,
+                                kind_names[pc_copy_fields[i].kind]);
+    len += (size_t)snprintf(now + len, sizeof now - len, "hist %d buckets\n", PC_HIST_BUCKETS);
     snprintf(path, sizeof path, "%s/tests/unit/golden/stats-schema.txt", srcdir ? srcdir : ".");
     rec[0] = '\0';
     f = fopen(path, "r");
@@ -236,6 +297,7 @@ int main(void)
     test_table();
     test_reset_snapshot();
     test_clock();
+    test_hist();
     test_schema_version();
     return done_testing();
 }
