@@ -48,8 +48,8 @@ struct pc_fence_state {
     int capture;               /* stream captures under way */
 };
 static struct pc_fence_state F = { .lock = PTHREAD_MUTEX_INITIALIZER };
-/* In a fork child: the parent's state, kept only so that it stays reachable
- * (it is never used: its events belong to the parent's context). */
+/* State abandoned by pc_fence_forget_all (a fork child, a device reset),
+ * kept only so that it stays reachable; never used again. */
 static struct pc_fence_state pc_fence_parent;
 
 static void pc_mark_broken(cudaError_t err, const char *what)

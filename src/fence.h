@@ -42,7 +42,8 @@ void pc_fence_capture_end(void);
 /* Number of stream captures under way (staging passes copies through then). */
 int pc_fence_capturing(void);
 
-/* In a forked child: forget the parent's CUDA state without any CUDA call. */
+/* Forget every event and stream without any CUDA call: in a forked child
+ * (the parent's CUDA state is not ours), and after a device reset. */
 void pc_fence_forget_all(void);
 
 /* A CUDA error other than "not ready" came back from a fence operation. */

@@ -322,6 +322,17 @@ cudaError_t pc_device_set(cudaError_t r, int dev)
     return r;
 }
 
+/* A reset destroys the context's events and pinned allocations: forget the
+ * cache (its blocks are gone) and the fences, then reset. */
+cudaError_t pc_device_reset(void)
+{
+    if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child) {
+        pc_pool_drop_all(&pc_pool);
+        pc_fence_forget_all();
+    }
+    return PC_CALL_REAL(cudaDeviceReset);
+}
+
 cudaError_t pc_capture_began(cudaError_t r)
 {
     if (r == cudaSuccess)

@@ -78,6 +78,7 @@ void pc_hostmem_after_fork_child(void);
 cudaError_t pc_stream_created(cudaError_t r, cudaStream_t *s, unsigned int flags);
 void pc_stream_destroying(cudaStream_t s);
 cudaError_t pc_device_set(cudaError_t r, int dev);
+cudaError_t pc_device_reset(void);
 cudaError_t pc_capture_began(cudaError_t r);
 cudaError_t pc_capture_ended(cudaError_t r);
 

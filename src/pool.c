@@ -1,6 +1,7 @@
 /* pool.c - size classes, idle lists, cap and trimming.  No CUDA here. */
 #include "config.h"
 #include <stdlib.h>
+#include <string.h>
 #include "pool.h"
 #include "stats.h"
 
@@ -334,4 +335,32 @@ void pc_pool_enforce_cap(struct pc_pool *p)
     if (cached <= p->max_cached + p->max_cached / 8 && !p->ops->device_idle(p->ctx))
         return;
     pc_pool_trim(p, p->max_cached);
+}
+
+void pc_pool_drop_all(struct pc_pool *p)
+{
+    struct pc_block *b, *tmp;
+    int64_t live = 0, cached = 0, held = 0, req = 0;
+
+    pthread_mutex_lock(&p->lock);
+    HASH_ITER(hh, p->reg.by_ptr, b, tmp) {
+        if (b->idle)
+            cached += (int64_t)b->size;
+        else {
+            live += (int64_t)b->size;
+            req += (int64_t)b->req;
+        }
+        held += (int64_t)b->size;
+        pc_registry_del(&p->reg, b);
+        b->next = p->dropped;       /* kept reachable; never used again */
+        p->dropped = b;
+    }
+    memset(p->bucket, 0, sizeof p->bucket);
+    p->lru_head = p->lru_tail = NULL;
+    p->cached = p->held = p->req_live = 0;
+    pthread_mutex_unlock(&p->lock);
+    PC_GAUGE_ADD(cached_bytes, -cached);
+    PC_GAUGE_ADD(live_bytes, -live);
+    PC_GAUGE_ADD(requested_bytes, -req);
+    PC_GAUGE_ADD(held_bytes, -held);
 }

@@ -54,6 +54,7 @@ struct pc_pool {
     size_t held;                     /* real bytes owned, live or idle */
     size_t req_live, req_peak;       /* bytes the program asked for: now, and at most */
     unsigned headroom_pct;           /* read-only after init */
+    struct pc_block *dropped;        /* blocks forgotten by pc_pool_drop_all */
     /* Cost model of a real allocation, ns = fixed + per_mib * MiB, kept as
      * moving averages of what the real calls took (seeded from the H200
      * measurements: 0.53 ms up to 1 MB, 5.2 ms at 16 MB). */
@@ -92,6 +93,10 @@ int pc_pool_forget(struct pc_pool *p, void *ptr);
  * because a real cudaFreeHost waits for the device and stalls every thread;
  * trims regardless once the idle bytes exceed the cap by 1/8. */
 void pc_pool_enforce_cap(struct pc_pool *p);
+
+/* Forget every block without releasing it: the runtime already did
+ * (cudaDeviceReset frees the context's allocations). */
+void pc_pool_drop_all(struct pc_pool *p);
 
 /* Release least-recently-freed idle blocks until idle bytes <= target. */
 void pc_pool_trim(struct pc_pool *p, size_t target);

@@ -31,6 +31,15 @@ PC_EXPORT cudaError_t cudaSetDevice(int dev)
     PC_FORWARD(cudaSetDevice, pc_device_set(PC_CALL_REAL(cudaSetDevice, dev), dev), dev);
 }
 
+PC_EXPORT cudaError_t cudaDeviceReset(void)
+{
+    if (!pc_enter())
+        return PC_CALL_REAL(cudaDeviceReset);
+    cudaError_t r = pc_device_reset();
+    pc_leave();
+    return r;
+}
+
 PC_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
     PC_FORWARD(cudaStreamBeginCapture, pc_capture_began(PC_CALL_REAL(cudaStreamBeginCapture, s, mode)), s, mode);
