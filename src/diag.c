@@ -15,6 +15,7 @@
 #include "pool.h"
 #include "real.h"
 #include "trace.h"
+#include "cupti.h"
 
 __thread struct pc_call pc_tls_call __attribute__((tls_model("initial-exec"))) = { .api = -1 };
 
@@ -209,6 +210,7 @@ void pc_call_end(int ok)
             PC_ADD(k->timed_ns, dt);
         }
     }
+    pc_cupti_call_end(c->api, c->notes, c->t0, t1, ok);
     pc_trace_add(c, t1, ok);
     c->api = -1;
 }

@@ -128,19 +128,22 @@ static void pc_fence_release(struct pc_fence *f)
     F.spare = f;
 }
 
-/* Record (if busy) an event on s; add it to f.  Returns 0 or -1. */
-static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int always)
+/* Record (if busy) an event on s; add it to f.  *busy is set when s had
+ * work in flight before the record (the record itself is work for a moment:
+ * a query after it cannot tell an idle stream from a busy one).
+ * Returns 0 or -1. */
+static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int always, int *busy)
 {
     struct pc_ev *e;
     cudaError_t err;
 
-    if (!always) {
-        err = PC_CALL_REAL(cudaStreamQuery, s);
-        if (err == cudaSuccess)
-            return 0;
-        if (err != cudaErrorNotReady)
-            return -1;           /* capturing, or broken: let the caller pass through */
-    }
+    err = PC_CALL_REAL(cudaStreamQuery, s);
+    if (err == cudaErrorNotReady)
+        *busy = 1;
+    else if (err != cudaSuccess)
+        return -1;               /* capturing, or broken: let the caller pass through */
+    else if (!always)
+        return 0;
     e = pc_ev_get(dev);
     if (!e)
         return -1;
@@ -160,8 +163,9 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int alwa
     return 0;
 }
 
-/* Cover every device and stream into f.  F.lock held. */
-static int pc_cover_all(struct pc_fence *f)
+/* Cover every device and stream into f; *busy: work was in flight.
+ * F.lock held. */
+static int pc_cover_all(struct pc_fence *f, int *busy)
 {
     int cur = 0, rc = 0, switched = 0;
     uint64_t mask;
@@ -182,10 +186,10 @@ static int pc_cover_all(struct pc_fence *f)
                 break;
             }
         }
-        rc = pc_cover_stream(f, cudaStreamLegacy, d, 1);
+        rc = pc_cover_stream(f, cudaStreamLegacy, d, 1, busy);
         HASH_ITER(hh, F.streams, st, tmp) {
             if (rc == 0 && st->dev == d && st->nonblocking)
-                rc = pc_cover_stream(f, st->s, d, 0);
+                rc = pc_cover_stream(f, st->s, d, 0, busy);
         }
     }
     if (switched && PC_CALL_REAL(cudaSetDevice, cur) != cudaSuccess)
@@ -201,6 +205,7 @@ static int pc_cover_all(struct pc_fence *f)
             rc = -1;
             break;
         }
+        *busy = 1;
         z->refs++;
         zp = &z->next;
     }
@@ -229,7 +234,7 @@ int pc_fence_record(uint64_t *seq, int *busy)
     pthread_mutex_lock(&F.lock);
     if (F.capture > 0 || (f = pc_fence_new()) == NULL)
         goto fail;
-    if (pc_cover_all(f) != 0) {
+    if (pc_cover_all(f, busy) != 0) {
         pc_fence_release(f);
         goto fail;
     }
@@ -240,7 +245,6 @@ int pc_fence_record(uint64_t *seq, int *busy)
         if (F.tail) F.tail->next = f; else F.head = f;
         F.tail = f;
         *seq = f->seq;
-        *busy = 1;
         PC_STAT_INC(fences);
         PC_STAT_ADD(fence_events, f->n);
     }
@@ -305,17 +309,46 @@ int pc_fence_idle(void)
     return pc_fence_poll(last);
 }
 
+static int pc_query_busy(cudaStream_t s)
+{
+    return PC_CALL_REAL(cudaStreamQuery, s) == cudaErrorNotReady;
+}
+
+/* Queries only, no event: cheaper than a fence, and an event recorded just
+ * to ask would itself be work in flight for a moment, so an idle device
+ * would look busy.  Every known stream is asked (the blocking ones too),
+ * and this thread's per-thread stream. */
 int pc_fence_busy_now(void)
 {
-    struct pc_fence *f;
-    int busy = 0;
+    int cur = 0, busy = 0, switched = 0;
+    uint64_t mask;
+    struct pc_stream *st, *tmp;
+    struct pc_ev *z;
 
     pthread_mutex_lock(&F.lock);
-    f = pc_fence_new();
-    if (f) {
-        busy = pc_cover_all(f) != 0 || f->n > 0;
-        pc_fence_release(f);
+    if (F.capture > 0 || PC_CALL_REAL(cudaGetDevice, &cur) != cudaSuccess)
+        goto out;
+    pc_fence_device_used(cur);
+    mask = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
+    for (int d = 0; d < PC_MAX_DEV && !busy; d++) {
+        if (!(mask & (1ull << d)))
+            continue;
+        if (d != cur) {
+            switched = 1;
+            if (PC_CALL_REAL(cudaSetDevice, d) != cudaSuccess)
+                break;
+        }
+        busy = pc_query_busy(cudaStreamLegacy) || pc_query_busy(cudaStreamPerThread);
+        HASH_ITER(hh, F.streams, st, tmp) {
+            if (!busy && st->dev == d)
+                busy = pc_query_busy(st->s);
+        }
     }
+    if (switched)
+        PC_CALL_REAL(cudaSetDevice, cur);
+    for (z = F.zombies; z && !busy; z = z->next)
+        busy = !pc_ev_done(z);
+out:
     pthread_mutex_unlock(&F.lock);
     return busy;
 }

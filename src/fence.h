@@ -18,7 +18,8 @@
 #include "cudart_ext.h"
 
 /* Record a fence covering all GPU work enqueued so far.  *seq is 0 when the
- * device was idle (nothing to wait for); *busy says whether work was in flight.
+ * device was idle (nothing to wait for); *busy says whether work was in flight
+ * before the fence's own events were recorded.
  * Returns 0, or -1 when no fence can be had (stream capture under way, event
  * failure): the caller must then not cache the block. */
 int pc_fence_record(uint64_t *seq, int *busy);
@@ -31,7 +32,8 @@ int pc_fence_poll(uint64_t seq);
 int pc_fence_wait(uint64_t seq, uint64_t timeout_ns);
 /* Every fence recorded so far complete? */
 int pc_fence_idle(void);
-/* Is GPU work in flight right now?  (observe mode; keeps no fence) */
+/* Is GPU work in flight right now?  Stream and event queries only: no
+ * fence, no event recorded (sync attribution). */
 int pc_fence_busy_now(void);
 
 void pc_fence_stream_created(cudaStream_t s, unsigned int flags);

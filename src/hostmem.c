@@ -244,14 +244,32 @@ static int pc_is_idle_block(const void *p)
            pc_pool_state(&pc_pool, p, 1) == PC_BLOCK_IDLE;
 }
 
+/* Blocks are cached apart by Portable, but the H200's runtime reported a
+ * Portable block we allocated as not Portable (while the program's own
+ * identical call reports it), so the bit is answered from the block's key;
+ * everything else, errors included, is the runtime's answer. */
+static unsigned int pc_patch_portable(unsigned int reported, const void *p, unsigned int portable_bit)
+{
+    int key = pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child ? pc_pool_live_key(&pc_pool, p) : -1;
+    if (key < 0)
+        return reported;
+    return (reported & ~portable_bit) | ((key & 1) ? portable_bit : 0u);
+}
+
 cudaError_t pc_host_get_flags(unsigned int *flags, void *p)
 {
-    return PC_CALL_REAL(cudaHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+    cudaError_t err = PC_CALL_REAL(cudaHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+    if (err == cudaSuccess && flags)
+        *flags = pc_patch_portable(*flags, p, cudaHostAllocPortable);
+    return err;
 }
 
 CUresult pc_drv_host_get_flags(unsigned int *flags, void *p)
 {
-    return PC_CALL_DRV(cuMemHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+    CUresult r = PC_CALL_DRV(cuMemHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+    if (r == CUDA_SUCCESS && flags)
+        *flags = pc_patch_portable(*flags, p, CU_MEMHOSTALLOC_PORTABLE);
+    return r;
 }
 
 CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags)

@@ -400,3 +400,25 @@ const char *pc_env_rank(void)
     }
     return NULL;
 }
+
+const char *pc_env_cuda_tool(void)
+{
+    /* Nsight Systems, Nsight Compute and compute-sanitizer load their agents
+     * through the driver's injection variable; nsys also marks its session. */
+    static const char *const names[] = { "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
+                                         "NSYS_PROFILING_SESSION_ID" };
+    static const char *const preloads[] = { "sanitizer", "Injection", "nsys", "nsight" };
+    const char *v;
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        v = getenv(names[i]);
+        if (v && *v)
+            return names[i];
+    }
+    v = getenv("LD_PRELOAD");
+    for (i = 0; v && i < sizeof preloads / sizeof preloads[0]; i++)
+        if (strstr(v, preloads[i]))
+            return "LD_PRELOAD";
+    return NULL;
+}

@@ -18,6 +18,7 @@ struct pc_options {
 /* Enum values, in the order of their CHOICES strings. */
 enum { PC_MODE_CACHE = 0, PC_MODE_OBSERVE = 1, PC_MODE_OFF = 2 };
 enum { PC_LOG_ERROR = 0, PC_LOG_WARN = 1, PC_LOG_INFO = 2, PC_LOG_DEBUG = 3 };
+enum { PC_CUPTI_AUTO = 0, PC_CUPTI_ON = 1, PC_CUPTI_OFF = 2 };
 
 /* The effective configuration.  Written once by pc_options_init() before any
  * other module runs, read-only afterwards (no lock needed). */
@@ -47,5 +48,11 @@ void pc_options_print_effective(int fd);
  * (rank, host), read here so that getenv stays in one module.  The returned
  * string is owned by the environment; NULL when unset. */
 const char *pc_env_rank(void);
+
+/* The name of a variable that shows another CUDA tool in the process (one
+ * that uses CUPTI or instruments the driver): CUDA_INJECTION64_PATH,
+ * NVTX_INJECTION64_PATH, NSYS_PROFILING_SESSION_ID, or LD_PRELOAD naming a
+ * sanitizer or injection library; NULL when none does. */
+const char *pc_env_cuda_tool(void);
 
 #endif

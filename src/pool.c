@@ -77,6 +77,7 @@ static void pc_idle_push(struct pc_pool *p, struct pc_block *b)
     if (p->lru_tail) p->lru_tail->lru_next = b; else p->lru_head = b;
     p->lru_tail = b;
     b->idle = 1;
+    q->n++;
     p->cached += b->size;
 }
 
@@ -89,16 +90,20 @@ static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
     if (b->lru_next) b->lru_next->lru_prev = b->lru_prev; else p->lru_tail = b->lru_prev;
     b->prev = b->next = b->lru_prev = b->lru_next = NULL;
     b->idle = 0;
+    q->n--;
     p->cached -= b->size;
 }
 
 /* Slack above the peak request: headroom_pct of it, but at least 32 MiB so
- * that a handful of differently sized buffers can all stay cached. */
+ * that a handful of differently sized buffers can all stay cached, and at
+ * least one more block of the size asked for, so it can be double-buffered. */
 #define PC_HEADROOM_FLOOR ((size_t)32 << 20)
-static size_t pc_headroom(const struct pc_pool *p, size_t peak)
+static size_t pc_headroom(const struct pc_pool *p, size_t peak, size_t size)
 {
     size_t h = peak / 100 * p->headroom_pct;
-    return h > PC_HEADROOM_FLOOR ? h : PC_HEADROOM_FLOOR;
+    if (h < PC_HEADROOM_FLOOR)
+        h = PC_HEADROOM_FLOOR;
+    return h > size ? h : size;
 }
 
 /* Lock held. */
@@ -117,10 +122,12 @@ static void pc_hand_out(struct pc_block *b, size_t req)
 }
 
 /* The oldest idle block of a bucket if its fence is known complete. */
-static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, size_t req, uint64_t *wait_seq)
+static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, size_t req, uint64_t *wait_seq,
+                                      unsigned *idle)
 {
     struct pc_block *b = q->head;
     *wait_seq = 0;
+    *idle = q->n;
     if (!b)
         return NULL;
     if (b->fence == 0 || p->ops->fence_known(p->ctx, b->fence)) {
@@ -144,7 +151,7 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
      * idle blocks before adding a real one beyond the headroom. */
     pthread_mutex_lock(&p->lock);
     limit = p->req_peak > p->req_live + req ? p->req_peak : p->req_live + req;
-    limit += pc_headroom(p, limit);
+    limit += pc_headroom(p, limit, size);
     if (p->held + size > limit)
         excess = p->held + size - limit;
     limit = p->cached > excess ? p->cached - excess : 0;
@@ -201,6 +208,7 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
     struct pc_bucket *q;
     struct pc_block *b;
     uint64_t wait_seq;
+    unsigned idle;
 
     *hit = 0;
     if (size == 0 || key >= PC_NKEY)
@@ -208,7 +216,7 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
     q = &p->bucket[cls][key];
 
     pthread_mutex_lock(&p->lock);
-    b = pc_take_ready(p, q, req, &wait_seq);
+    b = pc_take_ready(p, q, req, &wait_seq, &idle);
     pthread_mutex_unlock(&p->lock);
     if (!b && wait_seq) {
         /* The oldest candidate is still fenced: wait for it (outside the
@@ -218,9 +226,10 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         budget = pc_alloc_cost_ns(p, size);
         pthread_mutex_unlock(&p->lock);
         PC_STAT_INC(alloc_fence_waits);
-        if (p->ops->fence_poll(p->ctx, wait_seq) || p->ops->fence_wait(p->ctx, wait_seq, budget)) {
+        if (p->ops->fence_poll(p->ctx, wait_seq) ||
+            (idle >= 2 && p->ops->fence_wait(p->ctx, wait_seq, budget))) {
             pthread_mutex_lock(&p->lock);
-            b = pc_take_ready(p, q, req, &wait_seq);
+            b = pc_take_ready(p, q, req, &wait_seq, &idle);
             pthread_mutex_unlock(&p->lock);
         }
     }
@@ -246,6 +255,19 @@ enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interi
         st = b->idle ? PC_BLOCK_IDLE : PC_BLOCK_LIVE;
     pthread_mutex_unlock(&p->lock);
     return st;
+}
+
+int pc_pool_live_key(struct pc_pool *p, const void *ptr)
+{
+    struct pc_block *b;
+    int key = -1;
+
+    pthread_mutex_lock(&p->lock);
+    b = pc_registry_find_interior(&p->reg, ptr);
+    if (b && !b->idle)
+        key = (int)b->key;
+    pthread_mutex_unlock(&p->lock);
+    return key;
 }
 
 enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)

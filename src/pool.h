@@ -39,7 +39,7 @@ struct pc_pool_ops {
 
 enum pc_block_state { PC_BLOCK_NONE = 0, PC_BLOCK_LIVE, PC_BLOCK_IDLE };
 
-struct pc_bucket { struct pc_block *head, *tail; };
+struct pc_bucket { struct pc_block *head, *tail; unsigned n; };
 
 struct pc_pool {
     /* lock protects everything below; never held across an ops call */
@@ -70,15 +70,19 @@ void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, s
 
 /* Serve a request from an idle block whose fence is complete, or allocate a
  * new real block (trimming and retrying once on out of memory).  When the
- * bucket's oldest idle block is still fenced, wait for it at most as long as
- * a real allocation of that size is expected to take: reusing is never much
- * slower than allocating, and usually far faster.
+ * bucket's oldest idle block is still fenced: with a single idle block,
+ * allocate a second one (like a hand-written double buffer, so the CPU can
+ * fill one while the GPU reads the other); with two or more, wait for the
+ * oldest at most as long as a real allocation is expected to take.
  * Returns 0 or the runtime's error; *hit says which way it was served.
  * A request too large to cache returns -1: the caller passes it through. */
 int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit);
 
 /* What the pool knows of ptr: exact base only, or any pointer inside a block. */
 enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interior);
+
+/* The key of the live block containing ptr, or -1. */
+int pc_pool_live_key(struct pc_pool *p, const void *ptr);
 
 /* Take back a live block; fence is what must complete before reuse.
  * Returns PC_BLOCK_LIVE when it was live (now cached), PC_BLOCK_IDLE when it

@@ -200,6 +200,45 @@ static void pc_report_waits(struct pc_emitter *e, const struct pc_report *r)
         pc_emit_line(e, "waited for GPU work in flight: %s", buf);
 }
 
+/* Where the sync attribution came from: CUPTI's GPU timeline, or the fences
+ * alone; and what the timeline showed. */
+static void pc_report_timeline(struct pc_emitter *e, const struct pc_report *r)
+{
+    const struct pc_stats *st = r->st;
+    struct pc_h a, b, c, d, f, g;
+    char extra[160];
+
+    if (!st->cupti_enabled) {
+        if (st->cupti_unavailable)
+            pc_emit_line(e, "timeline: fences (CUPTI unavailable)");
+        else if (st->cupti_declined)
+            pc_emit_line(e, "timeline: fences (CUPTI left alone: PINCACHE_CUPTI=off or another tool uses it)");
+        return;
+    }
+    extra[0] = '\0';
+    if (st->cupti_dropped)
+        pc_fmt(extra, sizeof extra, ", %s dropped: buffers full", pc_hu(&a, PC_EMIT_COUNT, st->cupti_dropped));
+    if (st->cupti_handed_over)
+        pc_emit_line(e, "timeline: CUPTI (%s records%s) until another component asked for CUPTI and it "
+                        "was handed over; fences after that",
+                     pc_hu(&b, PC_EMIT_COUNT, st->cupti_records), extra);
+    else
+        pc_emit_line(e, "timeline: CUPTI (%s records%s)", pc_hu(&b, PC_EMIT_COUNT, st->cupti_records), extra);
+    pc_emit_line(e, "GPU: %s kernels (%s), %s copies (%s pageable, %s pinned), busy %s",
+                 pc_hu(&a, PC_EMIT_COUNT, st->gpu_kernels), pc_hu(&b, PC_EMIT_NSEC, st->gpu_kernel_ns),
+                 pc_hu(&c, PC_EMIT_COUNT, st->gpu_memcpys),
+                 pc_hu(&d, PC_EMIT_BYTES, st->gpu_memcpy_pageable_bytes),
+                 pc_hu(&f, PC_EMIT_BYTES, st->gpu_memcpy_pinned_bytes),
+                 pc_hu(&g, PC_EMIT_NSEC, st->gpu_busy_ns));
+    if (st->cupti_sync_calls)
+        pc_emit_line(e, "synchronizing calls on the GPU timeline: %s of %s waited for GPU work "
+                        "(stall %s); GPU idle %s after them",
+                     pc_hu(&a, PC_EMIT_COUNT, st->cupti_sync_calls_waited),
+                     pc_hu(&b, PC_EMIT_COUNT, st->cupti_sync_calls),
+                     pc_hu(&c, PC_EMIT_NSEC, st->cupti_sync_stall_ns),
+                     pc_hu(&d, PC_EMIT_NSEC, st->gpu_idle_after_sync_ns));
+}
+
 /* One direction of the copies line: bytes, pageable share, achieved rates. */
 static int pc_copy_dir(char *buf, unsigned long n, const struct pc_report *r, const char *dir,
                        uint64_t bytes, double pct, int pageable, int pinned, const char *kind)
@@ -329,6 +368,7 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
 
     pc_report_times(e, r);
     pc_report_waits(e, r);
+    pc_report_timeline(e, r);
     if (st->memcpy_calls)
         pc_report_copies(e, r);
 

@@ -390,7 +390,12 @@ static cudaError_t pc_run_h2d(struct pc_ring *r, const struct pc_plan *p, struct
         if (ready < np && ready < dma + x->nslot) {
             rc = pc_slot_free(&r->slot[pc_xfer_slot(x, ready)], dma == ready, &err);
             if (rc < 0) {
-                pc_ring_break(r, "cudaEventQuery", err);
+                /* Ours, not the copy's (events lost to a device reset, or
+                 * a sticky error the runtime will report itself). */
+                pc_clear_own_error();
+                pc_ring_break(r, "a staging event", err);
+                err = cudaSuccess;
+                *redo = pc_xfer_piece_off(x, dma);
                 break;
             }
             if (rc > 0) {
@@ -440,10 +445,8 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
         if (issued < np && issued < retired + x->nslot) {
             struct pc_slot *s = &r->slot[pc_xfer_slot(x, issued)];
             rc = pc_slot_free(s, retired == ready && ready == issued, &err);
-            if (rc < 0) {
-                pc_ring_break(r, "cudaEventQuery", err);
-                break;
-            }
+            if (rc < 0)
+                goto internal;
             if (rc > 0) {
                 size_t off = pc_xfer_piece_off(x, issued);
                 err = PC_CALL_REAL(cudaMemcpyAsync, s->buf, p->dev + off,
@@ -451,13 +454,8 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
                 if (err != cudaSuccess)
                     break;   /* the runtime's answer for this copy */
                 err = PC_CALL_REAL(cudaEventRecord, s->ev, p->h);
-                if (err != cudaSuccess) {
-                    pc_clear_own_error();
-                    pc_ring_break(r, "cudaEventRecord", err);
-                    err = cudaSuccess;
-                    *redo = pc_xfer_piece_off(x, retired);
-                    break;
-                }
+                if (err != cudaSuccess)
+                    goto internal;
                 s->pending = 1;
                 issued++;
                 spins = 0;
@@ -467,10 +465,8 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
         /* A piece whose DMA has landed may be copied out. */
         if (ready < issued) {
             rc = pc_slot_free(&r->slot[pc_xfer_slot(x, ready)], retired == ready, &err);
-            if (rc < 0) {
-                pc_ring_break(r, "cudaEventQuery", err);
-                break;
-            }
+            if (rc < 0)
+                goto internal;
             if (rc > 0) {
                 pc_xfer_ready(x, ++ready);
                 spins = 0;
@@ -486,6 +482,16 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
     pc_xfer_end(x);
     *used = issued;
     return err;
+
+internal:
+    /* An event failed: no slot in flight can be trusted.  The runtime
+     * copies everything not yet copied out (again, for pieces in flight). */
+    pc_xfer_end(x);
+    pc_clear_own_error();
+    pc_ring_break(r, "a staging event", err);
+    *redo = pc_xfer_piece_off(x, retired);
+    *used = issued;
+    return cudaSuccess;
 }
 
 /* Pieces of at least 256K, about 8 to a copy so that filling overlaps the DMA

@@ -17,7 +17,7 @@
 #define PC_XFER_MAX_THREADS 64
 #define PC_XFER_AUTO_THREADS 16
 #define PC_XFER_SLICE_MIN (64u << 10)   /* below this a slice costs more to hand out than to copy */
-#define PC_XFER_SPIN_NS 20000           /* a thread spins this long for the next piece before sleeping */
+#define PC_XFER_SPIN_NS 50000           /* spin this long for the next piece (a 4M DMA takes 76 us) before sleeping */
 #define PC_XFER_STACK (256u << 10)
 
 /* T.mu protects job, gen, active and threads, and is the lock of the three

@@ -99,12 +99,27 @@ __global__ void k_fill(unsigned char *p, size_t n, uint32_t tag)
         p[i] = pat8(tag, i);
 }
 
-// first[0]: lowest index that differs (~0 when none).
+// first[0]: lowest index that differs (~0 when none).  Each thread stops at
+// its first bad byte and each block makes one global atomic: a buffer full of
+// wrong bytes (the unsafe run) must not cost one atomic per byte.
 __global__ void k_check(const unsigned char *p, size_t n, uint32_t tag, unsigned long long *first)
 {
+    __shared__ unsigned long long blk;
+    unsigned long long mine = ~0ull;
+
+    if (threadIdx.x == 0)
+        blk = ~0ull;
+    __syncthreads();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        if (p[i] != pat8(tag, i))
-            atomicMin(first, (unsigned long long)i);
+        if (p[i] != pat8(tag, i)) {
+            mine = i;
+            break;
+        }
+    if (mine != ~0ull)
+        atomicMin(&blk, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && blk != ~0ull)
+        atomicMin(first, blk);
 }
 
 __global__ void k_spin(unsigned long long ns)
@@ -119,16 +134,13 @@ __global__ void k_spin(unsigned long long ns)
 #define GRID 1024
 #define BLOCK 256
 
-// ---- device-side check result in mapped pinned memory
-
-struct result {
-    unsigned long long *first;   // mapped pinned
-};
+// ---- device-side check result: managed memory (device atomics stay on the
+// GPU; the host reads it after synchronizing)
 
 static unsigned long long *new_first(void)
 {
     unsigned long long *f;
-    CK(cudaHostAlloc((void **)&f, sizeof *f, cudaHostAllocMapped));
+    CK(cudaMallocManaged((void **)&f, sizeof *f, cudaMemAttachGlobal));
     *f = ~0ull;
     return f;
 }
@@ -248,7 +260,7 @@ static void t_integrity(void)
     CK(cudaDeviceSynchronize());
     CK(cudaStreamDestroy(s));
     CK(cudaFree(dev));
-    CK(cudaFreeHost(first));
+    CK(cudaFree(first));
     free(host);
 }
 
@@ -297,7 +309,7 @@ static void t_overwrite(void)
     }
     for (int r = 0; r < ROUNDS; r++) {
         cudaFree(dev[r]);
-        cudaFreeHost(first[r]);
+        cudaFree(first[r]);
     }
     cudaStreamDestroy(streams[2]);
     free(host);
@@ -360,7 +372,7 @@ static void t_order(void)
     cudaDeviceSynchronize();
     cudaStreamDestroy(blocking);
     cudaFree(dev);
-    cudaFreeHost(first);
+    cudaFree(first);
     free(host);
 }
 
@@ -420,7 +432,7 @@ static void *worker_main(void *arg)
     }
     cudaStreamDestroy(own);
     cudaFree(dev);
-    cudaFreeHost(first);
+    cudaFree(first);
     free(src);
     free(dst);
     return NULL;

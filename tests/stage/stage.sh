@@ -12,7 +12,7 @@ ST=$top_builddir/tests/stage/stage_test
 # Sanitizers slow the test's own fill and check loops down a lot; the ring
 # still wraps many times at these sizes.
 MAX=256M MID=64M SMALL=16M PLAIN=256M
-[ -n "$(san_runtime "$ST")" ] && MAX=16M MID=8M SMALL=4M PLAIN=4M
+[ -n "$(san_runtime "$ST")" ] && MAX=8M MID=4M SMALL=2M PLAIN=1M
 
 # stat NAME FILE: a number from the JSON report ("" when absent).
 stat() {

@@ -68,7 +68,13 @@ static long long mismatch(const void *buf, size_t n, uint32_t tag)
     const unsigned char *p = buf;
     size_t j;
 
-    for (j = 0; j < n; j += 8) {
+    for (j = 0; j + 8 <= n; j += 8) {
+        uint64_t w = mix(tag, j / 8), got;
+        memcpy(&got, p + j, 8);      /* a plain load, not a memcmp call */
+        if (got != w)
+            break;
+    }
+    for (; j < n; j += 8) {
         uint64_t w = mix(tag, j / 8);
         size_t k = n - j < 8 ? n - j : 8;
         if (memcmp(p + j, &w, k) != 0) {
@@ -246,6 +252,8 @@ static void one_h2d(struct bufs *b, enum mode m, cudaStream_t s, size_t n, size_
     memset(b->dev, 0xA5, total);           /* the device is idle: host-visible in the sim */
     simCounters(&c0);
     e = do_copy(m, b->dev + dof, b->host + ho, n, 1, s);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();            /* a good copy leaves no error behind */
     if (mode_sync(m)) {
         /* cudaMemcpy returns when the copy is complete. */
         long long bad = mismatch(b->dev + dof, n, tag);
@@ -283,6 +291,8 @@ static void one_d2h(struct bufs *b, enum mode m, cudaStream_t s, size_t n, size_
     e = simLaunch(os, k_fill, &kf, delay_us);
     simCounters(&c0);
     e = e ? e : do_copy(m, b->host + ho, b->dev + dof, n, 0, s);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();            /* a good copy leaves no error behind */
     bad = mismatch(b->host + ho, n, tag);  /* no synchronization: it must be there */
     ok(e == cudaSuccess && bad < 0, "%s: data in host memory when it returns", what);
     if (e != cudaSuccess || bad >= 0)
@@ -365,6 +375,7 @@ static void t_overwrite(void)
                 errs += cudaMemcpyAsync_ptsz(dev[r], host, n, cudaMemcpyHostToDevice, 0) != cudaSuccess;
             else
                 errs += cudaMemcpyAsync(dev[r], host, n, cudaMemcpyHostToDevice, s) != cudaSuccess;
+            errs += cudaGetLastError() != cudaSuccess;
             fill(host, n, 9999);            /* overwrite at once */
             kc[r] = (struct kcheck){ dev[r], n, 700 + (uint32_t)r, -2, 0 };
         }

@@ -1,0 +1,418 @@
+/* scenario - scripted CUDA programs for the diagnostics tests.  Each one
+ * does a known set of calls on the simulated device and prints what the
+ * exit report must then say, one line per value:
+ *
+ *     expect PATH[+PATH...] VALUE
+ *
+ * PATH is a dotted path into the JSON report (apis.cudaFreeHost.synced);
+ * several joined by '+' are added up.  The values come from the program's
+ * own tallies and from the sim's counters (what reached the "driver"), never
+ * from pincache.  diag.sh compares them with the report (jcheck expect).
+ *
+ *   scenario counts cache|observe [SCALE]   every accounted API, once idle, once busy
+ *   scenario threads THREADS PAIRS          alloc/free pairs and stream syncs on threads
+ *   scenario fork [cuda]                    the parent's counts are its own; the child
+ *                                           reports only if it made CUDA calls
+ *   scenario exit-thread                    exit() from a second thread mid-run
+ *   scenario bench PAIRS                    time alloc/free pairs (overhead measurement)
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../sim/sim.h"
+
+#define MIB (1ull << 20)
+#define KERNEL_US 40000          /* long enough that "busy at entry" is never a race */
+#define WAITED_NS 10000000ull    /* a call that took this long waited for the kernel */
+
+static int errors;
+
+#define CK(call)                                                                    \
+    do {                                                                            \
+        cudaError_t ck_ = (call);                                                   \
+        if (ck_ != cudaSuccess) {                                                   \
+            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__, #call, (int)ck_); \
+            errors++;                                                               \
+        }                                                                           \
+    } while (0)
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void nop(void *arg)
+{
+    (void)arg;
+}
+
+static void kernel(cudaStream_t s)
+{
+    CK(simLaunch(s, nop, NULL, KERNEL_US));
+}
+
+/* Wait until the device is idle without an accounted call. */
+static void drain(void)
+{
+    while (!simDeviceIdle())
+        usleep(200);
+}
+
+static void expect(const char *path, unsigned long long v)
+{
+    printf("expect %s %llu\n", path, v);
+}
+
+/* What the program did, per API (keys as in the report). */
+struct tally {
+    const char *key;
+    unsigned long long calls, bytes, synced;
+};
+
+static struct tally T[] = {
+    { "cudaHostAlloc", 0, 0, 0 }, { "cudaMallocHost", 0, 0, 0 }, { "cudaFreeHost", 0, 0, 0 },
+    { "cudaHostRegister", 0, 0, 0 }, { "cudaHostUnregister", 0, 0, 0 }, { "cudaMemcpy", 0, 0, 0 },
+    { "cudaMemcpyAsync", 0, 0, 0 }, { "cudaMemcpyOther", 0, 0, 0 },
+    { "cudaStreamSynchronize", 0, 0, 0 }, { "cudaDeviceSynchronize", 0, 0, 0 }, { "cudaFree", 0, 0, 0 },
+};
+enum { HA, MH, FH, REG, UNREG, MC, MCA, MCO, SS, DS, DF, NT };
+
+static struct { const char *key; unsigned long long calls, bytes, timed; } K[] = {
+    { "h2d_pageable", 0, 0, 0 }, { "h2d_pinned", 0, 0, 0 },
+    { "d2h_pageable", 0, 0, 0 }, { "d2h_pinned", 0, 0, 0 },
+};
+enum { H2D_PAGE, H2D_PIN, D2H_PAGE, D2H_PIN };
+
+static unsigned long long device_waits(void)
+{
+    struct sim_counters c;
+    simCounters(&c);
+    return c.device_waits;
+}
+
+/* Calls that wait for the whole device: the sim says whether it waited. */
+#define DEVICE_WAIT(t, call)                                                        \
+    do {                                                                            \
+        unsigned long long w0_ = device_waits();                                    \
+        CK(call);                                                                   \
+        T[t].calls++;                                                               \
+        T[t].synced += device_waits() - w0_;                                        \
+    } while (0)
+
+/* Calls that wait for a stream: a long call waited for the kernel. */
+#define STREAM_WAIT(t, bytes_, call)                                                \
+    do {                                                                            \
+        uint64_t t0_ = now_ns();                                                    \
+        CK(call);                                                                   \
+        T[t].calls++;                                                               \
+        T[t].bytes += (bytes_);                                                     \
+        T[t].synced += now_ns() - t0_ >= WAITED_NS;                                 \
+    } while (0)
+
+static void copy(int t, int kind, void *dst, const void *src, size_t n, enum cudaMemcpyKind k,
+                 cudaStream_t s, int timed)
+{
+    if (t == MC)
+        STREAM_WAIT(MC, n, cudaMemcpy(dst, src, n, k));
+    else
+        STREAM_WAIT(MCA, n, cudaMemcpyAsync(dst, src, n, k, s));
+    if (kind >= 0) {
+        K[kind].calls++;
+        K[kind].bytes += n;
+        K[kind].timed += timed ? n : 0;
+    }
+}
+
+static int counts(int observe, int scale)
+{
+    struct sim_counters c0, c1;
+    unsigned long long busy_frees = 0, allocs = 0, frees = 0, freed_bytes = 0;
+    char *hbuf, *dbuf = NULL, *reg, *pbuf = NULL, path[128];
+    cudaStream_t s;
+    void *p, *d = NULL;
+    int i;
+
+    simCounters(&c0);
+    /* Pairs on an idle device: two size classes. */
+    for (i = 0; i < 10 * scale; i++) {
+        CK(cudaHostAlloc(&p, MIB, 0));
+        T[HA].calls++, T[HA].bytes += MIB, allocs++;
+        CK(cudaFreeHost(p));
+        T[FH].calls++, frees++, freed_bytes += MIB;
+    }
+    for (i = 0; i < 6 * scale; i++) {
+        CK(cudaMallocHost(&p, 256 << 10));
+        T[MH].calls++, T[MH].bytes += 256 << 10, allocs++;
+        CK(cudaFreeHost(p));
+        T[FH].calls++, frees++, freed_bytes += 256 << 10;
+    }
+    /* Frees while a kernel runs; then wait for it.  In cache mode the free
+     * returns at once and the kernel is still running: it would have waited. */
+    for (i = 0; i < 4; i++) {
+        CK(cudaHostAlloc(&p, MIB, 0));
+        T[HA].calls++, T[HA].bytes += MIB, allocs++;
+        kernel(cudaStreamLegacy);
+        CK(cudaFreeHost(p));
+        T[FH].calls++, frees++, freed_bytes += MIB;
+        busy_frees += !simDeviceIdle();
+        DEVICE_WAIT(DS, cudaDeviceSynchronize());
+    }
+    DEVICE_WAIT(DS, cudaDeviceSynchronize());           /* idle */
+
+    /* Stream syncs: busy, idle, and the per-thread stream. */
+    CK(cudaStreamCreate(&s));
+    kernel(s);
+    STREAM_WAIT(SS, 0, cudaStreamSynchronize(s));
+    STREAM_WAIT(SS, 0, cudaStreamSynchronize(s));
+    kernel(cudaStreamPerThread);
+    STREAM_WAIT(SS, 0, cudaStreamSynchronize_ptsz(0));
+
+    /* Device memory frees wait for the device. */
+    CK(cudaMalloc(&d, MIB));
+    kernel(s);
+    DEVICE_WAIT(DF, cudaFree(d));
+    DEVICE_WAIT(DF, cudaFree(NULL));
+
+    /* Registration: the unregister waits for the device. */
+    reg = aligned_alloc(4096, 2 * MIB);
+    if (!reg)
+        return 1;
+    CK(cudaHostRegister(reg, 2 * MIB, 0));
+    T[REG].calls++, T[REG].bytes += 2 * MIB;
+    kernel(s);
+    DEVICE_WAIT(UNREG, cudaHostUnregister(reg));
+    T[UNREG].bytes += 2 * MIB;
+    free(reg);
+
+    /* Copies of every kind, each on an idle device (no wait to attribute)
+     * but one. */
+    hbuf = calloc(1, 4 * MIB);
+    CK(cudaMalloc((void **)&dbuf, 4 * MIB));
+    CK(cudaHostAlloc((void **)&pbuf, 4 * MIB, 0));
+    T[HA].calls++, T[HA].bytes += 4 * MIB, allocs++;
+    if (!hbuf || !dbuf || !pbuf)
+        return 1;
+    for (i = 0; i < 3 * scale; i++)
+        drain(), copy(MC, H2D_PAGE, dbuf, hbuf, MIB, cudaMemcpyHostToDevice, 0, 1);
+    for (i = 0; i < 2; i++)
+        drain(), copy(MCA, H2D_PIN, dbuf, pbuf, 2 * MIB, cudaMemcpyHostToDevice, s, 0);
+    for (i = 0; i < 2; i++)
+        drain(), copy(MC, D2H_PAGE, hbuf, dbuf, 512 << 10, cudaMemcpyDeviceToHost, 0, 1);
+    drain(), copy(MCA, D2H_PIN, pbuf, dbuf, 3 * MIB, cudaMemcpyDeviceToHost, s, 0);
+    drain(), copy(MCA, D2H_PAGE, hbuf, dbuf, 100000, cudaMemcpyDeviceToHost, s, 1); /* returns when done */
+    drain(), copy(MC, H2D_PAGE, dbuf, hbuf, 1000, cudaMemcpyDefault, 0, 1);
+    drain(), copy(MC, -1, dbuf, dbuf + 2 * MIB, 100, cudaMemcpyDeviceToDevice, 0, 1);
+    drain();
+    STREAM_WAIT(SS, 0, cudaStreamSynchronize(s));
+    kernel(cudaStreamLegacy);                              /* a copy that waits for it */
+    copy(MC, H2D_PAGE, dbuf, hbuf, 4096, cudaMemcpyHostToDevice, 0, 1);
+    CK(cudaMemcpy2D(dbuf, 1024, hbuf, 1024, 1024, 4, cudaMemcpyHostToDevice));
+    T[MCO].calls++, T[MCO].bytes += 4096;
+    CK(cudaFreeHost(pbuf));
+    T[FH].calls++, frees++, freed_bytes += 4 * MIB;
+    DEVICE_WAIT(DF, cudaFree(dbuf));
+    CK(cudaStreamDestroy(s));
+    free(hbuf);
+    simCounters(&c1);
+
+    fprintf(stderr, "scenario: %d errors; sim: %llu real allocs, %llu real frees (%llu waited), %llu pageable copies\n",
+            errors, c1.host_allocs - c0.host_allocs, c1.host_frees - c0.host_frees,
+            c1.host_frees_waited - c0.host_frees_waited, c1.pageable_copies - c0.pageable_copies);
+    for (i = 0; i < NT; i++) {
+        snprintf(path, sizeof path, "apis.%s.calls", T[i].key);
+        expect(path, T[i].calls);
+        if (i != FH || observe) {
+            snprintf(path, sizeof path, "apis.%s.bytes", T[i].key);
+            expect(path, i == FH ? freed_bytes : T[i].bytes);
+        }
+        if (i != FH) {
+            snprintf(path, sizeof path, "apis.%s.synced", T[i].key);
+            expect(path, T[i].synced);
+        }
+    }
+    for (i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "copies.%s.calls", K[i].key);
+        expect(path, K[i].calls);
+        snprintf(path, sizeof path, "copies.%s.bytes", K[i].key);
+        expect(path, K[i].bytes);
+        snprintf(path, sizeof path, "copies.%s.timed_bytes", K[i].key);
+        expect(path, K[i].timed);
+    }
+    expect("stats.memcpy_calls", T[MC].calls + T[MCA].calls + T[MCO].calls);
+    expect("stats.registered_bytes_peak", 2 * MIB);
+    expect("stats.registered_bytes", 0);
+    expect("apis.cudaHostAlloc.calls+apis.cudaMallocHost.calls", allocs);
+    if (observe) {
+        /* Every call reached the driver; the frees that waited are the sim's. */
+        expect("apis.cudaHostAlloc.real_calls+apis.cudaMallocHost.real_calls", c1.host_allocs - c0.host_allocs);
+        expect("apis.cudaHostAlloc.hits+apis.cudaMallocHost.hits+apis.cudaFreeHost.hits", 0);
+        expect("apis.cudaFreeHost.real_calls", c1.host_frees - c0.host_frees);
+        expect("apis.cudaFreeHost.synced", c1.host_frees_waited - c0.host_frees_waited);
+        expect("stats.would_sync", c1.host_frees_waited - c0.host_frees_waited);
+        expect("stats.would_sync", 4);                   /* the 4 busy frees, no other */
+        /* Sequential pairs: each size class misses once (1 MiB, 256 KiB, 4 MiB). */
+        expect("stats.predict_hits", allocs - 3);
+        expect("stats.predict_kept", frees);
+        expect("stats.live_bytes_peak", 4 * MIB);
+        expect("stats.live_bytes", 0);
+    } else {
+        /* A miss is a real allocation the driver saw; everything else hit. */
+        expect("apis.cudaHostAlloc.real_calls+apis.cudaMallocHost.real_calls", c1.host_allocs - c0.host_allocs);
+        expect("apis.cudaHostAlloc.hits+apis.cudaMallocHost.hits", allocs - (c1.host_allocs - c0.host_allocs));
+        expect("stats.alloc_hits", allocs - (c1.host_allocs - c0.host_allocs));
+        expect("stats.alloc_misses", c1.host_allocs - c0.host_allocs);
+        expect("apis.cudaFreeHost.hits", frees);
+        expect("apis.cudaFreeHost.real_calls", 0);
+        expect("apis.cudaFreeHost.synced", 0);
+        expect("apis.cudaFreeHost.sync_avoided", busy_frees);
+        expect("stats.syncs_avoided", busy_frees);
+        expect("stats.syncs_avoided", 4);
+        expect("stats.predict_hits", 0);
+    }
+    return errors != 0;
+}
+
+/* --- threads: exact call counts under concurrency ---------------------- */
+
+static int pairs_per_thread;
+
+static void *worker(void *arg)
+{
+    cudaStream_t s;
+    void *p;
+
+    (void)arg;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (int i = 0; i < pairs_per_thread; i++) {
+        CK(cudaHostAlloc(&p, 65536 * (1 + i % 3), 0));
+        CK(simLaunch(s, nop, NULL, 50));
+        CK(cudaFreeHost(p));
+        CK(cudaStreamSynchronize(s));
+    }
+    CK(cudaStreamDestroy(s));
+    return NULL;
+}
+
+static int threads(int n, int pairs)
+{
+    pthread_t th[64];
+    unsigned long long bytes = 0;
+
+    pairs_per_thread = pairs;
+    if (n > 64)
+        n = 64;
+    for (int i = 0; i < n; i++)
+        pthread_create(&th[i], NULL, worker, NULL);
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < pairs; i++)
+        bytes += 65536ull * (1 + i % 3);
+    expect("apis.cudaHostAlloc.calls", (unsigned long long)n * pairs);
+    expect("apis.cudaHostAlloc.bytes", (unsigned long long)n * bytes);
+    expect("apis.cudaFreeHost.calls", (unsigned long long)n * pairs);
+    expect("apis.cudaStreamSynchronize.calls", (unsigned long long)n * pairs);
+    expect("stats.alloc_calls", (unsigned long long)n * pairs);
+    return errors != 0;
+}
+
+/* --- fork ---------------------------------------------------------------- */
+
+static void pairs(int n)
+{
+    void *p;
+    for (int i = 0; i < n; i++) {
+        CK(cudaHostAlloc(&p, 8192, 0));
+        CK(cudaFreeHost(p));
+    }
+}
+
+static int forked(int child_cuda)
+{
+    pid_t pid;
+    int st = 0;
+
+    pairs(5);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        void *p = NULL;
+        if (child_cuda)   /* the sim refuses a forked child: the call fails, but was made */
+            cudaHostAlloc(&p, 4096, 0);
+        exit(0);
+    }
+    waitpid(pid, &st, 0);
+    pairs(5);
+    printf("child %d\n", (int)pid);
+    expect("apis.cudaHostAlloc.calls", 10);
+    expect("apis.cudaFreeHost.calls", 10);
+    return errors != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+}
+
+/* --- exit() from a second thread ------------------------------------------ */
+
+static void *exiter(void *arg)
+{
+    (void)arg;
+    pairs(20);
+    printf("exiting\n");
+    fflush(stdout);
+    exit(0);
+}
+
+static int exit_thread(void)
+{
+    pthread_t t;
+
+    pthread_create(&t, NULL, exiter, NULL);
+    for (;;)
+        pairs(1);     /* still calling in when the other thread exits */
+    return 1;
+}
+
+/* --- the hit path, timed ---------------------------------------------------- */
+
+static int bench(int n)
+{
+    void *p;
+    uint64_t t0, best = UINT64_MAX;
+
+    pairs(100);
+    for (int round = 0; round < 5; round++) {
+        t0 = now_ns();
+        for (int i = 0; i < n; i++) {
+            CK(cudaHostAlloc(&p, 65536, 0));
+            CK(cudaFreeHost(p));
+        }
+        if (now_ns() - t0 < best)
+            best = now_ns() - t0;
+    }
+    printf("pair_ns %.1f\n", (double)best / n);
+    return errors != 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "";
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(what, "counts") && argc > 2)
+        return counts(!strcmp(argv[2], "observe"), argc > 3 ? atoi(argv[3]) : 1);
+    if (!strcmp(what, "threads") && argc > 3)
+        return threads(atoi(argv[2]), atoi(argv[3]));
+    if (!strcmp(what, "fork"))
+        return forked(argc > 2 && !strcmp(argv[2], "cuda"));
+    if (!strcmp(what, "exit-thread"))
+        return exit_thread();
+    if (!strcmp(what, "bench") && argc > 2)
+        return bench(atoi(argv[2]));
+    fprintf(stderr, "usage: scenario counts cache|observe [SCALE] | threads N PAIRS | fork [cuda] | "
+                    "exit-thread | bench PAIRS\n");
+    return 2;
+}
