@@ -489,7 +489,7 @@ static int pc_cupti_start(void)
     if (C.foreign)
         return pc_cupti_give_up(PC_CUPTI_DECLINED, "another component of the process uses it", NULL);
     if (pc_opt.cupti == PC_CUPTI_AUTO) {
-        if ((tool = pc_env_cuda_tool()) != NULL || (tool = pc_cupti_tool_loaded()) != NULL)
+        if ((tool = pc_env_cuda_tool()) != NULL)
             return pc_cupti_give_up(PC_CUPTI_DECLINED, "another CUDA tool is present: ", tool);
         /* CUPTI works only with the real driver; without one (a stand-in
          * runtime) auto says nothing. */
@@ -497,6 +497,8 @@ static int pc_cupti_start(void)
             pc_debug("CUPTI not tried: no CUDA driver loaded");
             return PC_CUPTI_DECLINED;
         }
+        if ((tool = pc_cupti_tool_loaded()) != NULL)
+            return pc_cupti_give_up(PC_CUPTI_DECLINED, "another CUDA tool is present: ", tool);
     }
     C.handle = pc_cupti_open_loaded();
     if (!C.handle)

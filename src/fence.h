@@ -5,9 +5,11 @@
  * the process can have used, and the block is reused only once they have
  * completed.  One event on each used device's legacy default stream covers
  * that stream, every blocking stream and every per-thread default stream
- * (they all synchronize with the legacy stream); each non-blocking stream
- * gets its own event when it is busy; streams destroyed while busy stay
- * covered through an event recorded at destroy time.
+ * (they all synchronize with the legacy stream); it is recorded only when a
+ * query of the legacy stream, which sees the same work, says it is busy.
+ * Each non-blocking stream gets its own event when it is busy; streams
+ * destroyed while busy stay covered through an event recorded at destroy
+ * time.
  *
  * Fences are numbered in the order they are recorded, and completion is
  * monotonic: fence k complete implies every fence j < k is complete, so a

@@ -10,6 +10,7 @@
 #include "pool.h"
 #include "real.h"
 #include "stats.h"
+#include "stage.h"
 
 static struct pc_pool pc_pool;
 
@@ -345,6 +346,7 @@ cudaError_t pc_device_set(cudaError_t r, int dev)
 cudaError_t pc_device_reset(void)
 {
     if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child) {
+        pc_stage_device_reset();
         pc_pool_drop_all(&pc_pool);
         pc_fence_forget_all();
     }

@@ -7,6 +7,7 @@
 #include "options.h"
 #include "report.h"
 #include "stats.h"
+#include "stage.h"
 #include "real.h"
 #include "fence.h"
 #include "diag.h"
@@ -27,6 +28,7 @@ static void pc_atfork_child(void)
     pc_state.start_ns = pc_now_ns();
     pc_stats_reset();
     pc_hostmem_after_fork_child();
+    pc_stage_after_fork_child();
     pc_diag_after_fork_child();
     __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
 }

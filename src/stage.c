@@ -288,8 +288,10 @@ static unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
 }
 
 /* cudaDeviceReset takes the ring's pinned memory and events with the
- * context.  A ring whose first chunk is no longer pinned memory is dropped
- * (never touched again, not freed) and built anew. */
+ * context.  pc_stage_device_reset forgets the ring before a reset made
+ * through us; this catches the others (a driver-level reset): a ring whose
+ * first chunk is no longer pinned memory is dropped (never touched again,
+ * not freed) and built anew. */
 static struct pc_ring *pc_ring_check(struct pc_ring *r, int dev)
 {
     struct cudaPointerAttributes a;
@@ -604,6 +606,35 @@ int pc_stage_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind
     }
     *result = pc_driver_copy(&p, dst, src, n, kind, stream, how);
     return 1;
+}
+
+void pc_stage_device_reset(void)
+{
+    struct pc_ring *r;
+    cudaError_t pending;
+    int dev = -1;
+
+    if (pc_state.forked_child)
+        return;
+    pending = PC_CALL_REAL(cudaPeekAtLastError);
+    if (PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess) {
+        if (pending == cudaSuccess)
+            pc_clear_own_error();
+        return;
+    }
+    if (dev < 0 || dev >= PC_STAGE_MAX_DEV)
+        return;
+    /* A blocking lock: a copy staging on this device now is racing the
+     * program's own reset; let it finish first. */
+    pthread_mutex_lock(&S.lock);
+    r = S.ring[dev];
+    if (r) {
+        /* Never touched again: after the reset its addresses may be handed
+         * out to new pinned allocations. */
+        PC_GAUGE_ADD(stage_ring_bytes, -(int64_t)(r->nalloc * r->chunk));
+        S.ring[dev] = NULL;
+    }
+    pthread_mutex_unlock(&S.lock);
 }
 
 void pc_stage_after_fork_child(void)

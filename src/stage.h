@@ -13,4 +13,8 @@ int pc_stage_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind
 /* In a forked child: forget the ring and threads without CUDA calls. */
 void pc_stage_after_fork_child(void);
 
+/* Before the real cudaDeviceReset: the current device's ring (pinned chunks
+ * and events) dies with its context; forget it. */
+void pc_stage_device_reset(void);
+
 #endif

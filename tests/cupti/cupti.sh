@@ -16,6 +16,9 @@
 #                output and status are unchanged, the report says unavailable
 #   attrib       observe mode: the CUPTI-based waited count and stall agree
 #                with the fence-based ones; copy bytes by host memory kind
+#   local        a profiler-like library linking libcupti, loaded RTLD_LOCAL
+#                (torch's layout): its calls bind to pincache's wrappers, which
+#                find the local libcupti; "first": before any CUDA call
 #   fork         no CUPTI call in a fork() child, and the exit flush happens
 #                in the parent
 # cupti-nohandover.sh (XFAIL) runs "handover" with the hand-over switched
@@ -155,6 +158,14 @@ awk '$2 == "P" && $3 == "cuptiActivityEnable" { en = NR } $2 == "P" && $3 == "cu
      END { exit !(en && dis && a && en < dis && dis < a) }' "$SIM_TMP/local.log" 2>/dev/null
 tap_check $? "local: pincache enabled CUPTI, then handed it over before the profiler's registration"
 jcheck "$SIM_TMP/local.json" local 's["cupti_handed_over"] == 1'
+
+PINCACHE_CUPTI=on PINCACHE_REPORT=$SIM_TMP/local1.json FAKE_CUPTI_LOG=$SIM_TMP/local1.log
+export PINCACHE_CUPTI PINCACHE_REPORT FAKE_CUPTI_LOG
+tap_program local-first shim "$top_builddir/tests/cupti/local_prog" "$top_builddir/tests/cupti/cupti_user.so" first
+unset PINCACHE_CUPTI PINCACHE_REPORT FAKE_CUPTI_LOG
+! grep -q ' P ' "$SIM_TMP/local1.log" 2>/dev/null && grep -q ' A cuptiActivityEnable' "$SIM_TMP/local1.log"
+tap_check $? "local-first: the profiler's calls reached CUPTI, and pincache made none"
+jcheck "$SIM_TMP/local1.json" local-first 's["cupti_declined"] == 1 and s["cupti_enabled"] == 0'
 
 scenario fork fork PINCACHE_CUPTI=on
 if [ -f "$SIM_TMP/fork.json" ] && [ "$have_py" = 1 ]; then

@@ -42,7 +42,7 @@ fi
 # Default configuration; the report must show the staged copies.
 PINCACHE_REPORT=$SIM_TMP/default.json
 tap_program "shim" shim "$ST" -e staged -m 512K -M $MAX \
-	integrity overwrite d2h order threads errors capture
+	integrity overwrite d2h order threads errors capture reset
 check_stat "$SIM_TMP/default.json" stage_h2d_calls -gt 0 "report: host-to-device copies staged"
 check_stat "$SIM_TMP/default.json" stage_d2h_calls -gt 0 "report: device-to-host copies staged"
 check_stat "$SIM_TMP/default.json" stage_h2d_bytes -ge 8388608 "report: staged bytes counted"

@@ -9,7 +9,7 @@
  *                copy (plain runs, PINCACHE_STAGE=off)
  *     -m MIN     PINCACHE_STAGE_MIN as the wrapper set it (default 512K)
  *     -M MAX     largest copy (default 256M; smaller under sanitizers)
- *   TESTS: integrity overwrite d2h order threads errors capture fork (default all)
+ *   TESTS: integrity overwrite d2h order threads errors capture fork reset (default all)
  *
  * The sim's device memory is host memory, so a sync copy is checked by
  * reading it right after the call returns; async copies are checked by a
@@ -796,6 +796,27 @@ static void t_fork(void)
     free(host);
 }
 
+/* ---- cudaDeviceReset between staged copies: staging carries on, correct */
+
+static void t_reset(void)
+{
+    struct bufs b = { 0 };
+    cudaStream_t s;
+
+    for (int round = 0; round < 2; round++) {
+        if (bufs_get(&b, 3 * MB + 5) != 0 || cudaStreamCreate(&s) != cudaSuccess) {
+            ok(0, "reset: setup");
+            return;
+        }
+        one_h2d(&b, M_ASYNC_STREAM, s, 3 * MB + 5, 1, 2, 900 + round);
+        one_d2h(&b, M_SYNC, s, 3 * MB + 5, 3, 4, 950 + round, 0);
+        cudaStreamDestroy(s);
+        bufs_put(&b);
+        ok(cudaDeviceReset() == cudaSuccess && cudaGetLastError() == cudaSuccess,
+           "reset: cudaDeviceReset after staged copies");
+    }
+}
+
 /* ---- main */
 
 static size_t parse_size(const char *s)
@@ -819,7 +840,7 @@ int main(int argc, char **argv)
     } tests[] = {
         { "integrity", t_integrity }, { "overwrite", t_overwrite }, { "d2h", t_d2h },
         { "order", t_order },         { "threads", t_threads },     { "errors", t_errors },
-        { "capture", t_capture },     { "fork", t_fork },
+        { "capture", t_capture },     { "fork", t_fork },           { "reset", t_reset },
     };
     int c, any = 0;
 
