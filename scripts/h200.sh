@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # h200.sh OUTDIR [TARBALL] - everything pincache measures on a real GPU, in
 # one unattended run: build from the dist tarball (no autotools needed),
-# the GPU suite, the staging suite, the benchmarks and a PyTorch smoke test.
+# the GPU suite, the staging suite (PINCACHE_H200_STAGE=0 skips it), the
+# benchmarks, the CUPTI checks and a PyTorch smoke test.
 # Logs go to OUTDIR (at most a handful of files).  Used as:
 #   make dist && cp pincache-*.tar.gz .gpu/ && cp /usr/include/ut*.h .gpu/include/
 #   (on the GPU machine) scripts/h200.sh "$OUT" .gpu/pincache-*.tar.gz
@@ -33,13 +34,19 @@ fi
 echo "== GPU suite"
 PINCACHE_GPU_LOGDIR=$work/gpulogs timeout 150 scripts/gpu-suite.sh "$src" 2>&1 | tee "$out/gpu-suite.tap" | tail -40
 
-if [ -x tests/stage/run-gpu.sh ]; then
+if [ "${PINCACHE_H200_STAGE:-1}" = 1 ] && [ -x tests/stage/run-gpu.sh ]; then
     echo "== staging suite and benchmark"
     timeout 150 tests/stage/run-gpu.sh "$src" 2>&1 | tee "$out/stage.txt" | tail -40
 fi
 
 echo "== benchmarks"
 PINCACHE_BENCH_LOGDIR=$work/benchlogs timeout 200 scripts/bench.sh "$src" 2>&1 | tee "$out/bench.md" | tail -60
+
+if [ -f tests/cupti/run-gpu.sh ]; then
+    echo "== CUPTI timeline"
+    timeout 200 bash tests/cupti/run-gpu.sh "$src" 2>&1 | tee "$out/cupti.tap" | tail -30
+    cp -r tests/cupti/gpu-run "$work/cuptilogs" 2>/dev/null
+fi
 
 if python3 -c 'import torch' 2>/dev/null; then
     echo "== PyTorch smoke"
@@ -53,5 +60,5 @@ if python3 -c 'import torch' 2>/dev/null; then
     [ -n "$a" ] && [ "$a" = "$b" ] && echo "torch: checksums identical" || echo "torch: CHECKSUMS DIFFER"
 fi
 
-tar -C "$work" -czf "$out/logs.tgz" gpulogs benchlogs torch.txt 2>/dev/null
+tar -C "$work" -czf "$out/logs.tgz" gpulogs benchlogs cuptilogs torch.txt 2>/dev/null
 ls -la "$out"

@@ -128,14 +128,12 @@ static void pc_fence_release(struct pc_fence *f)
     F.spare = f;
 }
 
-/* Record an event on s if it is busy; add it to f and set *busy.
- * An idle stream needs no event: everything enqueued on it so far has run.
- * For the legacy stream that includes the blocking and per-thread streams'
- * work (measured on an H200: a query of the legacy stream sees a kernel on
- * a blocking stream and on another thread's per-thread stream, not one on a
- * non-blocking stream), so on an idle device one query (0.48 us) replaces
- * a record and a query (1.05 us).  Asking before recording also keeps our
- * own records out of the answer (the simulated device runs them later).
+/* Cover stream s in f; *busy when it had work in flight.  A non-blocking
+ * stream found idle needs no event.  The legacy stream always gets one,
+ * dropped at once if already complete: an event on it covers the blocking
+ * and every thread's per-thread default stream (measured on the H200), so
+ * its safety does not rest on what a query of the legacy stream sees.  The
+ * query comes first so that our own record never makes a stream look busy.
  * Returns 0 or -1. */
 static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int legacy, int *busy)
 {
@@ -143,11 +141,12 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
     cudaError_t err;
 
     err = PC_CALL_REAL(cudaStreamQuery, s);
-    if (err == cudaSuccess)
-        return 0;
-    if (err != cudaErrorNotReady)
+    if (err == cudaErrorNotReady)
+        *busy = 1;
+    else if (err != cudaSuccess)
         return -1;               /* capturing, or broken: let the caller pass through */
-    *busy = 1;
+    else if (!legacy)
+        return 0;
     e = pc_ev_get(dev);
     if (!e)
         return -1;
@@ -156,7 +155,7 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
         pc_ev_put(e);
         return -1;
     }
-    if (legacy && pc_ev_done(e)) {   /* drained since the query */
+    if (legacy && pc_ev_done(e)) {   /* already drained */
         pc_ev_put(e);
         return 0;
     }
