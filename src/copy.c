@@ -24,6 +24,12 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
     cudaError_t staged;
     if (pc_stage_copy(dst, src, n, kind, stream, how, &staged))
         return staged;
+    return pc_copy_real(dst, src, n, kind, stream, how);
+}
+
+cudaError_t pc_copy_real(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                         cudaStream_t stream, enum pc_copy_how how)
+{
     switch (how) {
     case PC_COPY_SYNC:       return PC_CALL_REAL(cudaMemcpy, dst, src, n, kind);
     case PC_COPY_SYNC_PTDS:  return PC_CALL_REAL(cudaMemcpy_ptds, dst, src, n, kind);

@@ -7,7 +7,6 @@
 #include "config.h"
 #include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,48 +113,6 @@ static void pc_cupti_set_state(int s)
 
 /* --- finding libcupti ------------------------------------------------------ */
 
-static int pc_cupti_is_self(void *addr)
-{
-    Dl_info self, other;
-
-    if (!dladdr((void *)pc_cupti_is_self, &self) || !dladdr(addr, &other))
-        return 0;
-    return self.dli_fbase == other.dli_fbase;
-}
-
-struct pc_find {
-    const char *prefix;
-    char path[512];
-};
-
-static int pc_find_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    struct pc_find *f = data;
-    const char *name = info->dlpi_name, *base;
-
-    if (!name || !*name)
-        return 0;
-    base = strrchr(name, '/');
-    base = base ? base + 1 : name;
-    if (strncmp(base, f->prefix, strlen(f->prefix)) != 0)
-        return 0;
-    if ((size_t)pc_fmt(f->path, sizeof f->path, "%s", name) >= sizeof f->path)
-        return 0;
-    return 1;
-}
-
-/* The path of a loaded object whose base name starts with prefix. */
-static int pc_loaded(const char *prefix, char *path, size_t n)
-{
-    struct pc_find f = { prefix, "" };
-
-    if (!dl_iterate_phdr(pc_find_cb, &f))
-        return 0;
-    if (path)
-        pc_fmt(path, n, "%s", f.path);
-    return 1;
-}
-
 static void *pc_cupti_try_open(const char *path)
 {
     void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
@@ -170,7 +127,7 @@ static void *pc_cupti_open_loaded(void)
 {
     char path[512];
 
-    if (!pc_loaded("libcupti.so", path, sizeof path))
+    if (!pc_loaded_path("libcupti.so", path, sizeof path))
         return NULL;
     return dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 }
@@ -213,7 +170,7 @@ static void *pc_cupti_open_new(void)
             return pc_cupti_open_in(opt);
         return pc_cupti_try_open(opt);
     }
-    if (pc_loaded("libcudart.so", rt, sizeof rt) && (slash = strrchr(rt, '/')) != NULL) {
+    if (pc_loaded_path("libcudart.so", rt, sizeof rt) && (slash = strrchr(rt, '/')) != NULL) {
         *slash = '\0';
         for (i = 0; i < sizeof beside / sizeof beside[0]; i++) {
             if ((size_t)pc_fmt(dir, sizeof dir, "%s/%s", rt, beside[i]) >= sizeof dir)
@@ -235,9 +192,9 @@ static void *pc_cupti_sym(const char *name)
 
     if (h)
         f = dlsym(h, name);
-    if (!f || pc_cupti_is_self(f)) {
+    if (!f || pc_is_self(f)) {
         f = dlsym(RTLD_NEXT, name);
-        if (f && pc_cupti_is_self(f))
+        if (f && pc_is_self(f))
             f = NULL;
     }
     if (!f && !h) {
@@ -245,14 +202,14 @@ static void *pc_cupti_sym(const char *name)
         h = __atomic_load_n(&C.callers, __ATOMIC_ACQUIRE);
         if (!h && (h = pc_cupti_open_loaded()) != NULL)
             __atomic_store_n(&C.callers, h, __ATOMIC_RELEASE);
-        if (h && (f = dlsym(h, name)) != NULL && pc_cupti_is_self(f))
+        if (h && (f = dlsym(h, name)) != NULL && pc_is_self(f))
             f = NULL;
     }
     return f;
 }
 
 #define PC_RESOLVE(field, name) (*(void **)&C.fn.field = dlsym(C.handle, name)) != NULL && \
-                                !pc_cupti_is_self(*(void **)&C.fn.field)
+                                !pc_is_self(*(void **)&C.fn.field)
 
 static int pc_cupti_resolve_all(void)
 {
@@ -450,7 +407,7 @@ static const char *pc_cupti_tool_loaded(void)
     size_t i;
 
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (pc_loaded(names[i], NULL, 0))
+        if (pc_loaded_path(names[i], NULL, 0))
             return names[i];
     return NULL;
 }
@@ -493,7 +450,7 @@ static int pc_cupti_start(void)
             return pc_cupti_give_up(PC_CUPTI_DECLINED, "another CUDA tool is present: ", tool);
         /* CUPTI works only with the real driver; without one (a stand-in
          * runtime) auto says nothing. */
-        if (!pc_loaded("libcuda.so", NULL, 0)) {
+        if (!pc_loaded_path("libcuda.so", NULL, 0)) {
             pc_debug("CUPTI not tried: no CUDA driver loaded");
             return PC_CUPTI_DECLINED;
         }

@@ -86,6 +86,9 @@ cudaError_t pc_capture_ended(cudaError_t r);
 enum pc_copy_how { PC_COPY_SYNC, PC_COPY_SYNC_PTDS, PC_COPY_ASYNC, PC_COPY_ASYNC_PTSZ };
 cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                       cudaStream_t stream, enum pc_copy_how how);
+/* The real runtime's copy for that call shape. */
+cudaError_t pc_copy_real(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                         cudaStream_t stream, enum pc_copy_how how);
 /* Other copy shapes (2D, 3D, peer, symbol): counted, then forwarded. */
 void pc_copy_seen(size_t bytes);
 

@@ -38,7 +38,7 @@ struct pc_lib {
 };
 static struct pc_lib pc_libs[2] = { { "libcudart.so", NULL, "" }, { "libcuda.so", NULL, "" } };
 
-static int pc_is_self(void *addr)
+int pc_is_self(void *addr)
 {
     Dl_info self, other;
     if (!dladdr((void *)pc_is_self, &self) || !dladdr(addr, &other))
@@ -46,7 +46,7 @@ static int pc_is_self(void *addr)
     return self.dli_fbase == other.dli_fbase;
 }
 
-struct pc_find { const char *prefix; char path[256]; };
+struct pc_find { const char *prefix; char *path; size_t n; };
 
 static int pc_find_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -58,23 +58,32 @@ static int pc_find_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
     base = base ? base + 1 : name;
     if (strncmp(base, f->prefix, strlen(f->prefix)) != 0)
         return 0;
-    strncpy(f->path, name, sizeof f->path - 1);
+    if (f->path && strlen(name) >= f->n)
+        return 0;
+    if (f->path)
+        memcpy(f->path, name, strlen(name) + 1);
     return 1;
+}
+
+int pc_loaded_path(const char *prefix, char *path, size_t n)
+{
+    struct pc_find f = { prefix, path, n };
+    return dl_iterate_phdr(pc_find_lib_cb, &f) != 0;
 }
 
 /* The loaded object of that kind, even if it is only in a local scope. */
 static void *pc_loaded_lib(struct pc_lib *lib)
 {
-    struct pc_find f = { lib->prefix, "" };
+    char path[sizeof lib->path];
     void *h = __atomic_load_n(&lib->handle, __ATOMIC_ACQUIRE);
     if (h)
         return h;
-    if (!dl_iterate_phdr(pc_find_lib_cb, &f))
+    if (!pc_loaded_path(lib->prefix, path, sizeof path))
         return NULL;
     /* NOLOAD: never load a library the program did not load itself. */
-    h = dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
+    h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
-        memcpy(lib->path, f.path, sizeof lib->path);
+        memcpy(lib->path, path, sizeof lib->path);
         __atomic_store_n(&lib->handle, h, __ATOMIC_RELEASE);
     }
     return h;

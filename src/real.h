@@ -34,6 +34,12 @@ static inline void *pc_real_fn(int idx)
     ({ __typeof__(&name) pc_f_ = PC_REAL(name);                              \
        pc_f_ ? pc_f_(__VA_ARGS__) : CUDA_ERROR_NOT_INITIALIZED; })
 
+/* Is addr inside libpincache itself?  (The "resolved to myself" trap.) */
+int pc_is_self(void *addr);
+/* Path of a loaded object whose base name starts with prefix, even one loaded
+ * RTLD_LOCAL; 1 when found (path may be NULL). */
+int pc_loaded_path(const char *prefix, char *path, size_t n);
+
 /* Name of the object the runtime was resolved from (for the report), or NULL. */
 const char *pc_real_source(void);
 

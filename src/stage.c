@@ -86,18 +86,6 @@ static void pc_clear_own_error(void)
     PC_CALL_REAL(cudaGetLastError);
 }
 
-static cudaError_t pc_real_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                                cudaStream_t stream, enum pc_copy_how how)
-{
-    switch (how) {
-    case PC_COPY_SYNC:       return PC_CALL_REAL(cudaMemcpy, dst, src, n, kind);
-    case PC_COPY_SYNC_PTDS:  return PC_CALL_REAL(cudaMemcpy_ptds, dst, src, n, kind);
-    case PC_COPY_ASYNC:      return PC_CALL_REAL(cudaMemcpyAsync, dst, src, n, kind, stream);
-    case PC_COPY_ASYNC_PTSZ: return PC_CALL_REAL(cudaMemcpyAsync_ptsz, dst, src, n, kind, stream);
-    }
-    return cudaErrorInvalidValue;
-}
-
 /* --- which copies are staged --- */
 
 /* An error from the query means memory the runtime does not know: pageable
@@ -534,7 +522,7 @@ static int pc_stage_locked(struct pc_plan *p, void *dst, const void *src, enum c
     r->head = (unsigned)((r->head + used) % nslot);
     if (redo < p->n) {
         PC_STAT_INC(stage_fallbacks);
-        err = pc_real_copy((char *)dst + redo, (const char *)src + redo, p->n - redo, kind, stream,
+        err = pc_copy_real((char *)dst + redo, (const char *)src + redo, p->n - redo, kind, stream,
                            how);
     }
     if (p->h2d) {
@@ -556,7 +544,7 @@ static cudaError_t pc_driver_copy(const struct pc_plan *p, void *dst, const void
                                   enum pc_copy_how how)
 {
     uint64_t t0 = pc_now_ns();
-    cudaError_t err = pc_real_copy(dst, src, n, kind, stream, how);
+    cudaError_t err = pc_copy_real(dst, src, n, kind, stream, how);
     uint64_t dt = pc_now_ns() - t0;
 
     if (p->h2d) {
