@@ -46,11 +46,13 @@ struct pc_fence_state {
     struct pc_ev *zombies;
     struct pc_stream *streams;
     int capture;               /* stream captures under way */
+    struct pc_fence_state *abandoned_next;
 };
 static struct pc_fence_state F = { .lock = PTHREAD_MUTEX_INITIALIZER };
-/* State abandoned by pc_fence_forget_all (a fork child, a device reset),
- * kept only so that it stays reachable; never used again. */
-static struct pc_fence_state pc_fence_parent;
+/* States abandoned by pc_fence_forget_all (a fork child, a device reset),
+ * kept only so that they stay reachable (leak checkers); never used again.
+ * Not static: a static that is never read would be optimized away. */
+struct pc_fence_state *pc_fence_abandoned;
 
 static void pc_mark_broken(cudaError_t err, const char *what)
 {
@@ -438,7 +440,12 @@ void pc_fence_forget_all(void)
 {
     /* The child's copy of the lock may be held by a parent thread that no
      * longer exists; start over.  The parent's events are left alone. */
-    pc_fence_parent = F;
+    struct pc_fence_state *old = malloc(sizeof *old);
+    if (old) {
+        *old = F;
+        old->abandoned_next = pc_fence_abandoned;
+        pc_fence_abandoned = old;
+    }
     pthread_mutex_init(&F.lock, NULL);
     F.head = F.tail = F.spare = NULL;
     F.zombies = NULL;

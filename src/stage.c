@@ -54,6 +54,7 @@ struct pc_ring {             /* one per device: events belong to a device */
     struct pc_slot *slot;
     char **bufs;             /* slot[i].buf, for the copy threads */
     unsigned *left;          /* per-slot slice counters of the copy threads */
+    struct pc_ring *abandoned_next;
 };
 
 /* S.lock guards the rings.  It is only ever try-locked: a thread that finds
@@ -63,7 +64,20 @@ struct pc_ring {             /* one per device: events belong to a device */
 static struct {
     pthread_mutex_t lock;
     struct pc_ring *ring[PC_STAGE_MAX_DEV];
-} S = { PTHREAD_MUTEX_INITIALIZER, { NULL } };
+    struct pc_ring *abandoned;   /* dropped rings: never used or freed again */
+} S = { PTHREAD_MUTEX_INITIALIZER, { NULL }, NULL };
+
+/* Drop a ring (device reset, fork): its memory may belong to nobody now, so
+ * it is never touched again; kept on a list so it stays reachable. */
+static void pc_ring_abandon(int dev)
+{
+    struct pc_ring *r = S.ring[dev];
+    if (!r)
+        return;
+    r->abandoned_next = S.abandoned;
+    S.abandoned = r;
+    S.ring[dev] = NULL;
+}
 
 struct pc_plan {
     int h2d;                 /* direction */
@@ -293,7 +307,7 @@ static struct pc_ring *pc_ring_check(struct pc_ring *r, int dev)
     pc_clear_own_error();
     pc_info("staging ring of device %d lost (device reset?); making a new one", dev);
     PC_GAUGE_ADD(stage_ring_bytes, -(int64_t)(r->nalloc * r->chunk));
-    S.ring[dev] = NULL;
+    pc_ring_abandon(dev);
     return pc_ring_get(dev);
 }
 
@@ -620,7 +634,7 @@ void pc_stage_device_reset(void)
         /* Never touched again: after the reset its addresses may be handed
          * out to new pinned allocations. */
         PC_GAUGE_ADD(stage_ring_bytes, -(int64_t)(r->nalloc * r->chunk));
-        S.ring[dev] = NULL;
+        pc_ring_abandon(dev);
     }
     pthread_mutex_unlock(&S.lock);
 }
@@ -631,6 +645,7 @@ void pc_stage_after_fork_child(void)
      * its copy threads do not exist here.  The child passes through anyway
      * (pc_state.forked_child); this only leaves clean state behind. */
     pthread_mutex_init(&S.lock, NULL);
-    memset(S.ring, 0, sizeof S.ring);
+    for (int d = 0; d < PC_STAGE_MAX_DEV; d++)
+        pc_ring_abandon(d);
     pc_xfer_after_fork_child();
 }
