@@ -147,6 +147,23 @@ static void pc_copy_dirs(char *buf, unsigned long n, uint64_t h2d, uint64_t h2d_
                d2h_ns ? (double)d2h_bytes / (double)d2h_ns : 0.0);
 }
 
+/* Time staging saved: the staged bytes at the driver's pageable rate (as
+ * measured in this process on copies left to it, else the H200's 6.5 GB/s
+ * H2D and 11 GB/s D2H) minus the time the staged copies took. */
+static uint64_t pc_stage_saved_ns(const struct pc_stats *st)
+{
+    double h2d_rate = st->stage_h2d_driver_ns ? (double)st->stage_h2d_driver_bytes / (double)st->stage_h2d_driver_ns : 6.5;
+    double d2h_rate = st->stage_d2h_driver_ns ? (double)st->stage_d2h_driver_bytes / (double)st->stage_d2h_driver_ns : 11.0;
+    double driver_ns = 0, saved;
+
+    if (h2d_rate > 0)
+        driver_ns += (double)st->stage_h2d_bytes / h2d_rate;
+    if (d2h_rate > 0)
+        driver_ns += (double)st->stage_d2h_bytes / d2h_rate;
+    saved = driver_ns - (double)(st->stage_h2d_ns + st->stage_d2h_ns);
+    return saved > 0 ? (uint64_t)saved : 0;
+}
+
 /* The two APIs the program spent most time in, with their percentiles. */
 static void pc_report_times(struct pc_emitter *e, const struct pc_report *r)
 {
@@ -373,9 +390,11 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
         pc_report_copies(e, r);
 
     if (st->stage_h2d_calls || st->stage_d2h_calls) {
+        uint64_t saved = pc_stage_saved_ns(st);
         pc_copy_dirs(extra, sizeof extra, st->stage_h2d_calls, st->stage_h2d_bytes,
                      st->stage_h2d_ns, st->stage_d2h_calls, st->stage_d2h_bytes, st->stage_d2h_ns);
-        pc_emit_line(e, "pageable copies staged: %s", extra);
+        pc_emit_line(e, "pageable copies staged: %s; about %s saved against the driver's pageable rate",
+                     extra, pc_hu(&a, PC_EMIT_NSEC, saved));
     }
     if (st->stage_h2d_driver_calls || st->stage_d2h_driver_calls) {
         pc_copy_dirs(extra, sizeof extra, st->stage_h2d_driver_calls, st->stage_h2d_driver_bytes,
