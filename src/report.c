@@ -688,38 +688,59 @@ static const char *pc_errname(int err)
     return "error";
 }
 
-static int pc_report_to_file(const char *tmpl, const struct pc_report_info *info,
-                             const struct pc_stats *st, const char *rank, const char *host)
+int pc_write_file_atomic(const char *path, int pid, const char *what,
+                         int (*emit)(int fd, void *arg), void *arg)
 {
-    char path[PC_REPORT_PATH_MAX];
     char tmp[PC_REPORT_PATH_MAX + 32];
     int fd, r;
 
-    r = pc_report_path(path, sizeof path, tmpl, info->pid, rank, host);
-    if (r) {
-        pc_warn("PINCACHE_REPORT: cannot use '%.200s' as a path", tmpl);
-        return r;
-    }
-    if ((unsigned long)pc_fmt(tmp, sizeof tmp, "%s.tmp.%d", path, info->pid) >= sizeof tmp)
+    if ((unsigned long)pc_fmt(tmp, sizeof tmp, "%s.tmp.%d", path, pid) >= sizeof tmp)
         return -ENAMETOOLONG;
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         r = -errno;
-        pc_warn("cannot write the report to %s: %s", tmp, pc_errname(-r));
+        pc_warn("cannot write the %s to %s: %s", what, tmp, pc_errname(-r));
         return r;
     }
-    r = pc_report_emit_fd(fd, PC_REPORT_JSON, 0, info, st, rank, host);
+    r = emit(fd, arg);
     if (close(fd) != 0 && !r)
         r = -errno;
     if (!r && rename(tmp, path) != 0)
         r = -errno;
     if (r) {
         unlink(tmp);
-        pc_warn("cannot write the report to %s: %s", path, pc_errname(-r));
+        pc_warn("cannot write the %s to %s: %s", what, path, pc_errname(-r));
         return r;
     }
-    pc_info("report written to %s", path);
+    pc_info("%s written to %s", what, path);
     return 0;
+}
+
+struct pc_report_args {
+    const struct pc_report_info *info;
+    const struct pc_stats *st;
+    const char *rank, *host;
+};
+
+static int pc_report_emit_json(int fd, void *arg)
+{
+    const struct pc_report_args *a = arg;
+    return pc_report_emit_fd(fd, PC_REPORT_JSON, 0, a->info, a->st, a->rank, a->host);
+}
+
+static int pc_report_to_file(const char *tmpl, const struct pc_report_info *info,
+                             const struct pc_stats *st, const char *rank, const char *host)
+{
+    char path[PC_REPORT_PATH_MAX];
+    struct pc_report_args a = { info, st, rank, host };
+    int r;
+
+    r = pc_report_path(path, sizeof path, tmpl, info->pid, rank, host);
+    if (r) {
+        pc_warn("PINCACHE_REPORT: cannot use '%.200s' as a path", tmpl);
+        return r;
+    }
+    return pc_write_file_atomic(path, info->pid, "report", pc_report_emit_json, &a);
 }
 
 void pc_report_write(const struct pc_report_info *info)

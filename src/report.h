@@ -48,4 +48,10 @@ int pc_report_emit_fd(int fd, int format, int flags, const struct pc_report_info
 int pc_report_path(char *out, unsigned long n, const char *tmpl, int pid,
                    const char *rank, const char *host);
 
+/* Write a file whole or not at all: emit(fd, arg) writes PATH.tmp.PID,
+ * which is then renamed to path.  `what` names the file in warnings.
+ * Returns 0 or -errno. */
+int pc_write_file_atomic(const char *path, int pid, const char *what,
+                         int (*emit)(int fd, void *arg), void *arg);
+
 #endif

@@ -220,10 +220,18 @@ int pc_trace_emit_fd(int fd, int pid, uint64_t start_ns)
     return w.err;
 }
 
+struct pc_trace_args { int pid; uint64_t start_ns; };
+
+static int pc_trace_emit_cb(int fd, void *arg)
+{
+    const struct pc_trace_args *a = arg;
+    return pc_trace_emit_fd(fd, a->pid, a->start_ns);
+}
+
 void pc_trace_write(int pid, uint64_t start_ns)
 {
-    char path[4096], tmp[4096 + 32], host[256];
-    int fd, r;
+    char path[4096], host[256];
+    struct pc_trace_args a = { pid, start_ns };
 
     if (!T.ring)
         return;
@@ -234,24 +242,7 @@ void pc_trace_write(int pid, uint64_t start_ns)
         pc_warn("PINCACHE_TRACE: cannot use '%.200s' as a path", pc_opt.trace);
         return;
     }
-    if ((unsigned long)pc_fmt(tmp, sizeof tmp, "%s.tmp.%d", path, pid) >= sizeof tmp)
-        return;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        pc_warn("cannot write the trace to %s (errno %d)", tmp, errno);
-        return;
-    }
-    r = pc_trace_emit_fd(fd, pid, start_ns);
-    if (close(fd) != 0 && !r)
-        r = -errno;
-    if (!r && rename(tmp, path) != 0)
-        r = -errno;
-    if (r) {
-        unlink(tmp);
-        pc_warn("cannot write the trace to %s (errno %d)", path, -r);
-        return;
-    }
-    pc_info("trace written to %s", path);
+    pc_write_file_atomic(path, pid, "trace", pc_trace_emit_cb, &a);
 }
 
 void pc_trace_after_fork_child(void)
