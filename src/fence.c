@@ -130,25 +130,26 @@ static void pc_fence_release(struct pc_fence *f)
     F.spare = f;
 }
 
-/* Cover stream s in f; *busy when it had work in flight.  A non-blocking
- * stream found idle needs no event.  The legacy stream always gets one,
- * dropped at once if already complete: an event on it covers the blocking
- * and every thread's per-thread default stream (measured on the H200), so
- * its safety does not rest on what a query of the legacy stream sees.  The
- * query comes first so that our own record never makes a stream look busy.
+/* Cover stream s in f; *busy when it had work in flight.
+ * The legacy stream always gets an event, dropped at once if already
+ * complete: an event on it covers the blocking and every thread's
+ * per-thread default stream (measured on the H200), and on an idle device
+ * it completes at once (measured: 2,000 of 2,000), so one record and one
+ * query both fence and tell whether work was in flight.  A non-blocking
+ * stream gets an event only when a query finds it busy.
  * Returns 0 or -1. */
 static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int legacy, int *busy)
 {
     struct pc_ev *e;
     cudaError_t err;
 
-    err = PC_CALL_REAL(cudaStreamQuery, s);
-    if (err == cudaErrorNotReady)
-        *busy = 1;
-    else if (err != cudaSuccess)
-        return -1;               /* capturing, or broken: let the caller pass through */
-    else if (!legacy)
-        return 0;
+    if (!legacy) {
+        err = PC_CALL_REAL(cudaStreamQuery, s);
+        if (err == cudaSuccess)
+            return 0;
+        if (err != cudaErrorNotReady)
+            return -1;           /* capturing, or broken: let the caller pass through */
+    }
     e = pc_ev_get(dev);
     if (!e)
         return -1;
@@ -157,10 +158,11 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
         pc_ev_put(e);
         return -1;
     }
-    if (legacy && pc_ev_done(e)) {   /* already drained */
+    if (legacy && pc_ev_done(e)) {   /* nothing in flight */
         pc_ev_put(e);
         return 0;
     }
+    *busy = 1;
     if (pc_fence_add(f, e) != 0) {
         pc_ev_put(e);
         return -1;
