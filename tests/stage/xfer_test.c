@@ -36,7 +36,7 @@ static struct {
     unsigned head, tail;
     uint64_t done[MAXSLOT];      /* atomic: last completed seq per slot */
     int quit;
-} E = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
+} E = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static unsigned rnd(unsigned *s)
 {
