@@ -219,8 +219,10 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
     b = pc_take_ready(p, q, req, &wait_seq, &idle);
     pthread_mutex_unlock(&p->lock);
     if (!b && wait_seq) {
-        /* The oldest candidate is still fenced: wait for it (outside the
-         * lock: CUDA calls) no longer than a new real block would take. */
+        /* The oldest candidate is still fenced: poll it (outside the lock:
+         * CUDA calls).  With two idle blocks or more, wait for it no longer
+         * than a new real block would take; with one, allocate a second
+         * one instead, as a hand-written double buffer would. */
         uint64_t budget;
         pthread_mutex_lock(&p->lock);
         budget = pc_alloc_cost_ns(p, size);
