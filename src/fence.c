@@ -1,11 +1,13 @@
 /* fence.c - stream registry and event fences (see fence.h for the design). */
 #include "config.h"
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include <uthash.h>
 #include "fence.h"
 #include "log.h"
+#include "options.h"
 #include "real.h"
 #include "stats.h"
 
@@ -61,6 +63,60 @@ static void pc_mark_broken(cudaError_t err, const char *what)
     pc_log_once(&once, PC_LOG_WARN, "%s failed with CUDA error %d; caching disabled", what, (int)err);
 }
 
+/* --- the three calls a fence is made of ---
+ *
+ * A fence costs one event record and query on the legacy stream plus one
+ * query per non-blocking stream, on every free.  The driver's entry points
+ * do the same work as the runtime's without the runtime's per-call layer,
+ * so they are used when the loaded libcuda has them.  Any answer other than
+ * done or not ready (no current context on this thread, a foreign context)
+ * is asked again through the runtime, whose answer stands: it makes the
+ * context current as the program's own call would, and its error codes are
+ * what the rest of this file expects. */
+static int pc_drv_ok = -1;     /* -1 undecided, 0 runtime only, 1 driver first */
+
+static int pc_use_drv(void)
+{
+    int ok = __atomic_load_n(&pc_drv_ok, __ATOMIC_RELAXED);
+    if (ok < 0) {
+        ok = !pc_opt.test_fence_runtime && PC_REAL(cuStreamQuery) && PC_REAL(cuEventRecord) &&
+             PC_REAL(cuEventQuery);
+        __atomic_store_n(&pc_drv_ok, ok, __ATOMIC_RELAXED);
+    }
+    return ok;
+}
+
+static cudaError_t pc_stream_query(cudaStream_t s)
+{
+    if (pc_use_drv()) {
+        CUresult r = PC_REAL(cuStreamQuery)((CUstream)s);
+        if (r == CUDA_SUCCESS)
+            return cudaSuccess;
+        if (r == CUDA_ERROR_NOT_READY)
+            return cudaErrorNotReady;
+    }
+    return PC_CALL_REAL(cudaStreamQuery, s);
+}
+
+static cudaError_t pc_event_record(cudaEvent_t e, cudaStream_t s)
+{
+    if (pc_use_drv() && PC_REAL(cuEventRecord)((CUevent)e, (CUstream)s) == CUDA_SUCCESS)
+        return cudaSuccess;
+    return PC_CALL_REAL(cudaEventRecord, e, s);
+}
+
+static cudaError_t pc_event_query(cudaEvent_t e)
+{
+    if (pc_use_drv()) {
+        CUresult r = PC_REAL(cuEventQuery)((CUevent)e);
+        if (r == CUDA_SUCCESS)
+            return cudaSuccess;
+        if (r == CUDA_ERROR_NOT_READY)
+            return cudaErrorNotReady;
+    }
+    return PC_CALL_REAL(cudaEventQuery, e);
+}
+
 /* --- events (F.lock held) --- */
 
 static struct pc_ev *pc_ev_get(int dev)
@@ -99,7 +155,7 @@ static void pc_ev_put(struct pc_ev *e)
  * will run on the device, so the event counts as complete. */
 static int pc_ev_done(struct pc_ev *e)
 {
-    cudaError_t err = PC_CALL_REAL(cudaEventQuery, e->ev);
+    cudaError_t err = pc_event_query(e->ev);
     if (err == cudaErrorNotReady)
         return 0;
     if (err != cudaSuccess)
@@ -144,7 +200,7 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
     cudaError_t err;
 
     if (!legacy) {
-        err = PC_CALL_REAL(cudaStreamQuery, s);
+        err = pc_stream_query(s);
         if (err == cudaSuccess)
             return 0;
         if (err != cudaErrorNotReady)
@@ -153,7 +209,7 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
     e = pc_ev_get(dev);
     if (!e)
         return -1;
-    err = PC_CALL_REAL(cudaEventRecord, e->ev, s);
+    err = pc_event_record(e->ev, s);
     if (err != cudaSuccess) {
         pc_ev_put(e);
         return -1;
@@ -294,15 +350,27 @@ int pc_fence_poll(uint64_t seq)
     return pc_fence_known(seq);
 }
 
+/* Waits are bounded by what a new block would cost (the caller's budget),
+ * so they are short, and a double-buffered program waits once per batch:
+ * the wake-up latency is paid every time.  A nanosleep costs 50-80 us of
+ * timer slack, more than a whole 1 MB batch takes on the H200, so the first
+ * PC_WAIT_SPIN_NS are spent polling with sched_yield (the runtime's own
+ * default for a blocking wait with more cores than GPUs); after that the
+ * thread naps between polls. */
+#define PC_WAIT_SPIN_NS 2000000ull
 int pc_fence_wait(uint64_t seq, uint64_t timeout_ns)
 {
-    uint64_t deadline = pc_now_ns() + timeout_ns;
-    struct timespec nap = { 0, 20000 };   /* an event query costs ~0.4 us */
+    uint64_t start = pc_now_ns(), now;
+    struct timespec nap = { 0, 20000 };
 
     while (!pc_fence_poll(seq)) {
-        if (pc_fence_broken || pc_now_ns() >= deadline)
+        now = pc_now_ns();
+        if (pc_fence_broken || now - start >= timeout_ns)
             return pc_fence_known(seq);
-        nanosleep(&nap, NULL);
+        if (now - start < PC_WAIT_SPIN_NS)
+            sched_yield();
+        else
+            nanosleep(&nap, NULL);
     }
     return 1;
 }
@@ -318,7 +386,7 @@ int pc_fence_idle(void)
 
 static int pc_query_busy(cudaStream_t s)
 {
-    return PC_CALL_REAL(cudaStreamQuery, s) == cudaErrorNotReady;
+    return pc_stream_query(s) == cudaErrorNotReady;
 }
 
 /* Queries only, no event: cheaper than a fence, and an event recorded just
@@ -390,11 +458,11 @@ void pc_fence_stream_destroying(cudaStream_t s)
         HASH_DEL(F.streams, st);
         PC_STAT_INC(streams_destroyed);
         /* Work still queued on it must stay covered by later fences. */
-        if (PC_CALL_REAL(cudaStreamQuery, s) == cudaErrorNotReady &&
+        if (pc_stream_query(s) == cudaErrorNotReady &&
             PC_CALL_REAL(cudaGetDevice, &cur) == cudaSuccess &&
             (cur == st->dev || PC_CALL_REAL(cudaSetDevice, st->dev) == cudaSuccess)) {
             e = pc_ev_get(st->dev);
-            if (e && PC_CALL_REAL(cudaEventRecord, e->ev, s) == cudaSuccess) {
+            if (e && pc_event_record(e->ev, s) == cudaSuccess) {
                 e->next = F.zombies;
                 F.zombies = e;
             } else if (e) {
