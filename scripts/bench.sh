@@ -129,21 +129,34 @@ ratio() {
 }
 or_fail() { if [ -n "$1" ]; then echo "$1"; else echo "FAIL"; fi; }
 
-# ---- churn table
+# ---- churn table.  pincache and the hand-optimized version run twice each,
+# interleaved (a b a b), and each keeps the better of its two medians: the
+# same treatment for both, and less exposed to a slow moment of the machine.
 for s in $sizes; do
     run "churn.plain.$s" "$outdir/churn" --variant churn --size "$s"
-    shim "churn.shim.$s"
-    run "churn.shim.$s" "${senv[@]}" "$outdir/churn" --variant churn --size "$s"
-    run "twobuf.$s" "$outdir/churn" --variant twobuf --size "$s"
+    for k in a b; do
+        shim "churn.shim.$s.$k"
+        run "churn.shim.$s.$k" "${senv[@]}" "$outdir/churn" --variant churn --size "$s"
+        run "twobuf.$s.$k" "$outdir/churn" --variant twobuf --size "$s"
+    done
     run "pageable.$s" "$outdir/churn" --variant pageable --size "$s"
     shim "pageable.shim.$s"
     run "pageable.shim.$s" "${senv[@]}" "$outdir/churn" --variant pageable --size "$s"
 done
+# ---- where a batch's time goes at the largest size: the hand-optimized
+# version with Mapped buffers (every pincache block is Mapped), and the churn
+# program with the shim loaded but passing through
+big=${sizes##* }
+run "twobuf.mapped.$big" "$outdir/churn" --variant twobuf --size "$big" --flags 2
+run "churn.off.$big" LD_PRELOAD="$lib" PINCACHE_MODE=off "$outdir/churn" --variant churn --size "$big"
 
-# ---- hit path: plain is slow (real pinning per call), so far fewer pairs
+# ---- hit path: plain is slow (real pinning per call), so far fewer pairs.
+# hitpath.rtfence: fences through the runtime's calls instead of the driver's.
 run hitpath.plain "$outdir/hitpath" --pairs 200 --batch 10 --warmup 10
 shim hitpath.shim
 run hitpath.shim "${senv[@]}" "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
+shim hitpath.rtfence
+run hitpath.rtfence "${senv[@]}" PINCACHE_TEST_FENCE_RUNTIME=1 "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
 
 # ---- variable sizes (shimmed only: the question is how much pincache holds)
 shim varsize.shim
@@ -174,27 +187,53 @@ echo "### Per-batch churn (ms/batch, median of 3 repetitions; lower is better)"
 echo
 echo "| size | plain churn | churn+pincache | hand-optimized twobuf | pageable | speedup (plain/pincache) | pincache vs twobuf (twobuf/pincache, target >= 0.95) | pageable+pincache |"
 echo "|---|---|---|---|---|---|---|---|"
+# best NAME...: the smallest ms_per_batch among the runs named
+best() {
+    local v n b=""
+    for n in "$@"; do
+        v=$(field "$n" ms_per_batch)
+        [ -n "$v" ] || continue
+        b=$(awk -v a="$b" -v v="$v" 'BEGIN { print (a == "" || v + 0 < a + 0) ? v : a }')
+    done
+    echo "$b"
+}
 for s in $sizes; do
     pl=$(field "churn.plain.$s" ms_per_batch)
-    sh=$(field "churn.shim.$s" ms_per_batch)
-    tb=$(field "twobuf.$s" ms_per_batch)
+    sh=$(best "churn.shim.$s.a" "churn.shim.$s.b")
+    tb=$(best "twobuf.$s.a" "twobuf.$s.b")
     pg=$(field "pageable.$s" ms_per_batch)
     ps=$(field "pageable.shim.$s" ms_per_batch)
     echo "| $s MB | $(or_fail "$pl") | $(or_fail "$sh") | $(or_fail "$tb") | $(or_fail "$pg") |" \
          "$(ratio "$pl" "$sh")x | $(ratio "$tb" "$sh") | $(or_fail "$ps") |"
 done
 echo
-echo "Batches per repetition (plain / pincache / twobuf / pageable):" \
-     "$(for s in $sizes; do printf '%s MB: %s/%s/%s/%s; ' "$s" \
-        "$(field "churn.plain.$s" batches)" "$(field "churn.shim.$s" batches)" \
-        "$(field "twobuf.$s" batches)" "$(field "pageable.$s" batches)"; done)"
+echo "Each pincache and twobuf figure is the better of two interleaved runs (a, b), each the median of 3 repetitions."
 echo
-echo "pincache counters in the churn runs (from PINCACHE_REPORT):"
+echo "Where the time goes (ms per batch: runs a / b; fill = the program's memset, api = its allocation calls or twobuf's event wait):"
+echo
+echo "| size | pincache | twobuf | pincache fill | twobuf fill | pincache api | twobuf api |"
+echo "|---|---|---|---|---|---|---|"
+for s in $sizes; do
+    ab() { echo "$(field "$1.a" "$2") / $(field "$1.b" "$2")"; }
+    echo "| $s MB | $(ab "churn.shim.$s" ms_per_batch) | $(ab "twobuf.$s" ms_per_batch) |" \
+         "$(ab "churn.shim.$s" fill_ms) | $(ab "twobuf.$s" fill_ms) | $(ab "churn.shim.$s" api_ms) | $(ab "twobuf.$s" api_ms) |"
+done
+echo
+echo "At $big MB: twobuf with Mapped buffers $(or_fail "$(field "twobuf.mapped.$big" ms_per_batch)") ms/batch" \
+     "(fill $(field "twobuf.mapped.$big" fill_ms)); churn with the shim passing through (PINCACHE_MODE=off)" \
+     "$(or_fail "$(field "churn.off.$big" ms_per_batch)") ms/batch."
+echo
+echo "Batches per repetition (plain / pincache a / twobuf a / pageable):" \
+     "$(for s in $sizes; do printf '%s MB: %s/%s/%s/%s; ' "$s" \
+        "$(field "churn.plain.$s" batches)" "$(field "churn.shim.$s.a" batches)" \
+        "$(field "twobuf.$s.a" batches)" "$(field "pageable.$s" batches)"; done)"
+echo
+echo "pincache counters in the churn runs (run a, from PINCACHE_REPORT):"
 echo
 echo "| size | alloc_calls | alloc_hits | alloc_misses | alloc_fence_waits | real_alloc_calls | syncs_avoided |"
 echo "|---|---|---|---|---|---|---|"
 for s in $sizes; do
-    j=$logdir/churn.shim.$s.json
+    j=$logdir/churn.shim.$s.a.json
     echo "| $s MB | $(json "$j" alloc_calls) | $(json "$j" alloc_hits) | $(json "$j" alloc_misses) |" \
          "$(json "$j" alloc_fence_waits) | $(json "$j" real_alloc_calls) | $(json "$j" syncs_avoided) |"
 done
@@ -203,10 +242,12 @@ echo "### Hit path: cudaHostAlloc(64 KB) + cudaFreeHost, 4 idle non-blocking str
 echo
 echo "| | pairs | median ns/pair | p10 | p90 |"
 echo "|---|---|---|---|---|"
-for m in plain shim; do
+for m in plain shim rtfence; do
     echo "| $m | $(field "hitpath.$m" pairs) | $(or_fail "$(field "hitpath.$m" median_ns)") |" \
          "$(field "hitpath.$m" p10_ns) | $(field "hitpath.$m" p90_ns) |"
 done
+echo
+echo "(rtfence: pincache with PINCACHE_TEST_FENCE_RUNTIME=1, fences made with the runtime's calls instead of the driver's.)"
 echo
 echo "Speedup of the pair under pincache: $(ratio "$(field hitpath.plain median_ns)" "$(field hitpath.shim median_ns)" 0)x"
 echo

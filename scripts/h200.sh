@@ -40,7 +40,7 @@ if [ "${PINCACHE_H200_STAGE:-1}" = 1 ] && [ -x tests/stage/run-gpu.sh ]; then
 fi
 
 echo "== benchmarks"
-PINCACHE_BENCH_LOGDIR=$work/benchlogs timeout 200 scripts/bench.sh "$src" 2>&1 | tee "$out/bench.md" | tail -60
+PINCACHE_BENCH_LOGDIR=$work/benchlogs timeout 280 scripts/bench.sh "$src" 2>&1 | tee "$out/bench.md" | tail -60
 
 if [ -f tests/cupti/run-gpu.sh ]; then
     echo "== CUPTI timeline"

@@ -10,7 +10,10 @@
  * --size MB, --batches N per repetition (default: calibrated after the
  * warm-up to about --target-ms each), --reps R (median reported),
  * --warmup N (default: >= 100 ms and 4 batches),
- * --kernel-us U (the kernel also spins U us).
+ * --kernel-us U (the kernel also spins U us), --flags F (cudaHostAlloc flags
+ * of the churn and twobuf buffers, default 0).
+ * fill_ms and api_ms: per measured batch, the time in memset and in the
+ * allocation calls (alloc/free, the twobuf event wait, malloc/free).
  * Prints "RESULT churn variant=... ms_per_batch=... frees=...". */
 #include "../gpu/gpu_common.cuh"
 
@@ -30,7 +33,9 @@ struct bench {
     unsigned char *buf[2];
     cudaEvent_t ev[2];
     uint64_t spin_ns;
+    unsigned flags;
     long frees;
+    uint64_t fill_ns, api_ns;   /* time in memset / in the pinned-memory calls */
 };
 
 /* Reads every 16th word of the copy. */
@@ -49,9 +54,10 @@ __global__ void k_consume(const uint32_t *d, size_t nw, unsigned long long *acc,
 static void batch(struct bench *b, long i)
 {
     unsigned char *h = NULL;
+    uint64_t t0 = host_ns(), t1;
     switch (b->variant) {
     case V_CHURN:
-        CK(cudaHostAlloc((void **)&h, b->n, 0));
+        CK(cudaHostAlloc((void **)&h, b->n, b->flags));
         break;
     case V_TWOBUF:
         h = b->buf[i & 1];
@@ -65,14 +71,20 @@ static void batch(struct bench *b, long i)
         }
         break;
     }
+    t1 = host_ns();
+    b->api_ns += t1 - t0;
     memset(h, (int)(i & 0xff) | 1, b->n);
+    t0 = host_ns();
+    b->fill_ns += t0 - t1;
     CK(cudaMemcpyAsync(b->d, h, b->n, cudaMemcpyHostToDevice, b->s));
     if (b->variant == V_TWOBUF)
         CK(cudaEventRecord(b->ev[i & 1], b->s));
     k_consume<<<264, 256, 0, b->s>>>((const uint32_t *)b->d, b->n / 4, b->acc, b->spin_ns);
     CK(cudaGetLastError());
     if (b->variant == V_CHURN) {
+        t1 = host_ns();
         CK(cudaFreeHost(h)); /* the kernel and usually the copy are still in flight */
+        b->api_ns += host_ns() - t1;
         b->frees++;
     } else if (b->variant == V_PAGEABLE) {
         free(h); /* the copy has staged it already */
@@ -82,7 +94,7 @@ static void batch(struct bench *b, long i)
 static void usage(void)
 {
     fprintf(stderr, "usage: churn --variant churn|twobuf|pageable [--size MB] [--batches N] "
-                    "[--reps R] [--warmup N] [--target-ms MS] [--kernel-us U]\n");
+                    "[--reps R] [--warmup N] [--target-ms MS] [--kernel-us U] [--flags F]\n");
     exit(2);
 }
 
@@ -92,7 +104,8 @@ int main(int argc, char **argv)
         {"variant", required_argument, 0, 'v'}, {"size", required_argument, 0, 's'},
         {"batches", required_argument, 0, 'b'}, {"reps", required_argument, 0, 'r'},
         {"warmup", required_argument, 0, 'w'},  {"target-ms", required_argument, 0, 't'},
-        {"kernel-us", required_argument, 0, 'k'}, {0, 0, 0, 0},
+        {"kernel-us", required_argument, 0, 'k'}, {"flags", required_argument, 0, 'f'},
+        {0, 0, 0, 0},
     };
     struct bench b;
     memset(&b, 0, sizeof b);
@@ -115,6 +128,7 @@ int main(int argc, char **argv)
         case 'w': warmup = atol(optarg); break;
         case 't': target_ms = atof(optarg); break;
         case 'k': b.spin_ns = strtoull(optarg, NULL, 10) * 1000; break;
+        case 'f': b.flags = (unsigned)strtoul(optarg, NULL, 0); break;
         default: usage();
         }
     }
@@ -128,7 +142,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&b.acc, sizeof *b.acc));
     if (b.variant == V_TWOBUF) {
         for (int k = 0; k < 2; k++) {
-            CK(cudaHostAlloc((void **)&b.buf[k], b.n, 0));
+            CK(cudaHostAlloc((void **)&b.buf[k], b.n, b.flags));
             CK(cudaEventCreateWithFlags(&b.ev[k], cudaEventDisableTiming));
         }
     }
@@ -156,6 +170,7 @@ int main(int argc, char **argv)
     }
 
     std::vector<double> per;
+    b.fill_ns = b.api_ns = 0;
     for (int r = 0; r < reps; r++) {
         uint64_t t = host_ns();
         for (long k = 0; k < batches; k++)
@@ -166,9 +181,10 @@ int main(int argc, char **argv)
     std::vector<double> sorted = per;
     std::sort(sorted.begin(), sorted.end());
     printf("RESULT churn variant=%s size_mb=%g batches=%ld reps=%d ms_per_batch=%.4f "
-           "min=%.4f max=%.4f warmup=%ld frees=%ld\n",
+           "min=%.4f max=%.4f warmup=%ld frees=%ld fill_ms=%.4f api_ms=%.4f flags=%u\n",
            vname[b.variant], size_mb, batches, reps, sorted[sorted.size() / 2], sorted.front(),
-           sorted.back(), warm, b.frees);
+           sorted.back(), warm, b.frees, b.fill_ns / 1e6 / ((double)batches * reps),
+           b.api_ns / 1e6 / ((double)batches * reps), b.flags);
 
     if (b.variant == V_TWOBUF) {
         for (int k = 0; k < 2; k++) {
