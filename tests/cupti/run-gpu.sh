@@ -98,12 +98,19 @@ fi
 # --- 2: overhead, CUPTI on against off ---
 t2=$out/t2
 : >"$t2.txt"
-for _ in 1 2 3; do
+for k in 1 2 3; do
     for c in off on; do
-        PINCACHE_CUPTI=$c PINCACHE_REPORT=off LD_PRELOAD=$lib timeout -k 5 60 \
+        PINCACHE_CUPTI=$c PINCACHE_REPORT=$t2.$c.$k.json LD_PRELOAD=$lib timeout -k 5 60 \
             "$out/gpu_cupti" --batches 3000 --kernel-us 0 --size-kb 1024 >"$t2.$c.out" 2>>"$t2.err"
         echo "$c $(result ms_per_batch "$t2.$c.out")" >>"$t2.txt"
     done
+done
+# The comparison means something only if the "on" runs collected a timeline
+# and the "off" runs did not.
+on_ok=1
+for k in 1 2 3; do
+    [ "$(jq_ "$t2.on.$k.json" 's["cupti_enabled"] == 1 and s["gpu_kernels"] >= 3000 and s["cupti_dropped"] == 0')" = True ] &&
+        [ "$(jq_ "$t2.off.$k.json" 's["cupti_enabled"] == 0 and s["gpu_kernels"] == 0')" = True ] || on_ok=0
 done
 ratio=$(python3 - "$t2.txt" <<'EOF'
 import sys, statistics
@@ -125,6 +132,8 @@ if [ "$#" -ne 3 ]; then
     diag <"$t2.err"
 else
     ok "overhead runs completed: churn 1 MiB, ms/batch CUPTI off $1, on $2"
+    [ "$on_ok" = 1 ]
+    check $? "the CUPTI-on runs recorded every kernel (>= 3000 each, none dropped), the CUPTI-off runs none"
     if python3 -c "import sys; sys.exit(0 if $3 <= 1.03 else 1)"; then
         ok "CUPTI overhead ratio $3 (target <= 1.03)"
     else
