@@ -18,9 +18,13 @@
  * Anything we are unsure of (capture, other devices, unknown memory, an error
  * already pending) goes to the runtime untouched. */
 #include "config.h"
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "pincache.h"
 #include "fence.h"
 #include "log.h"
@@ -130,6 +134,30 @@ static int pc_pageable(const void *p)
     return !pc_hostmem_owns(p) && pc_mem_type(p, &dev) == PC_MEM_PAGEABLE;
 }
 
+/* Is [p, p+n) mapped?  The copy threads read or write the program's memory
+ * directly, where the runtime would have returned an error for a bad
+ * pointer; a program that passes one must get that error, not a crash in
+ * one of our threads.  mincore fails with ENOMEM on any unmapped page of the
+ * range.  (It cannot see protections: a read-only destination still
+ * faults, as it would inside the runtime's own pageable copy.) */
+static int pc_host_mapped(const void *p, size_t n)
+{
+    static const size_t chunk_pages = 4096;     /* 16 MiB of 4 KiB pages per call */
+    unsigned char vec[4096];
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1), end = (uintptr_t)p + n;
+
+    while (a < end) {
+        size_t len = end - a;
+        if (len > chunk_pages * pg)
+            len = chunk_pages * pg;
+        if (mincore((void *)a, len, vec) != 0 && errno == ENOMEM)
+            return 0;
+        a += len;
+    }
+    return 1;
+}
+
 /* Fill p's direction and sides.  PC_SKIP: not a pageable host/device copy;
  * PC_DRIVER: pageable, but the device side is not plainly one device
  * allocation covering the whole range (let the runtime judge it). */
@@ -160,6 +188,8 @@ static int pc_classify(struct pc_plan *p, void *dst, const void *src, size_t n,
     p->n = n;
     p->host = p->h2d ? (char *)src : (char *)dst;
     p->dev = p->h2d ? (char *)dst : (char *)src;
+    if (!pc_host_mapped(p->host, n))
+        return PC_DRIVER;
     d = p->dev;
     /* Both ends on the same device: a copy that runs past its allocation is
      * the runtime's to reject, before any byte moves. */
