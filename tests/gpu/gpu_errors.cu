@@ -9,6 +9,9 @@
 #include "gpu_common.cuh"
 
 #include <cuda.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define BIG ((size_t)1 << 50)
 #define SENT ((void *)0x5e5e5e5e000ull) /* "not written" marker */
@@ -457,10 +460,66 @@ static void section_driver(void)
     }
 }
 
-int main(void)
+/* Pageable copies with a host side that is not there (unmapped) or not
+ * writable.  What the runtime does with them (an error code, or a crash) is
+ * what the program must get under the shim too, whose staging threads touch
+ * that memory themselves.  Each case runs in a fresh process (this program
+ * re-executed before any CUDA call), so a crash is reported, not suffered. */
+static const char *const bad_copy_cases[] = {"h2d_unmapped", "d2h_unmapped", "d2h_readonly"};
+
+static int bad_copy_child(const char *c)
 {
-    CK(cudaFree(0));
+    const size_t n = 4u << 20;      /* above PINCACHE_STAGE_MIN: staged if anything is */
+    void *d = NULL;
+    char *h = (char *)mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cudaError_t rc;
+
+    CK(cudaMalloc(&d, n));
+    CK(cudaMemset(d, 1, n));
+    CK(cudaDeviceSynchronize());
+    if (h == MAP_FAILED)
+        return 2;
+    memset(h, 2, n);
+    if (!strcmp(c, "d2h_readonly"))
+        mprotect(h, n, PROT_READ);
+    else
+        munmap(h, n);
+    if (!strcmp(c, "h2d_unmapped"))
+        rc = cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);
+    else
+        rc = cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost);
+    rep(c, rc);
+    printf("\n");
+    return 0;
+}
+
+static void section_bad_copies(const char *self)
+{
+    for (size_t i = 0; i < sizeof bad_copy_cases / sizeof *bad_copy_cases; i++) {
+        int st = 0;
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl(self, self, "--bad-copy", bad_copy_cases[i], (char *)NULL);
+            _exit(127);
+        }
+        if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+            printf("copy.%s could not run\n", bad_copy_cases[i]);
+            continue;
+        }
+        printf("copy.%s exited=%d status=%d signal=%d\n", bad_copy_cases[i], WIFEXITED(st),
+               WIFEXITED(st) ? WEXITSTATUS(st) : 0, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    }
+}
+
+int main(int argc, char **argv)
+{
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 3 && !strcmp(argv[1], "--bad-copy"))
+        return bad_copy_child(argv[2]);
+    /* Before this process makes any CUDA call: the children start fresh. */
+    section_bad_copies("/proc/self/exe");
+    CK(cudaFree(0));
     section_alloc();
     section_free();
     section_register();
