@@ -227,9 +227,12 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         pthread_mutex_lock(&p->lock);
         budget = pc_alloc_cost_ns(p, size);
         pthread_mutex_unlock(&p->lock);
-        PC_STAT_INC(alloc_fence_waits);
-        if (p->ops->fence_poll(p->ctx, wait_seq) ||
-            (idle >= 2 && p->ops->fence_wait(p->ctx, wait_seq, budget))) {
+        int ready = p->ops->fence_poll(p->ctx, wait_seq);
+        if (!ready && idle >= 2) {
+            PC_STAT_INC(alloc_fence_waits);
+            ready = p->ops->fence_wait(p->ctx, wait_seq, budget);
+        }
+        if (ready) {
             pthread_mutex_lock(&p->lock);
             b = pc_take_ready(p, q, req, &wait_seq, &idle);
             pthread_mutex_unlock(&p->lock);
