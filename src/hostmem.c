@@ -25,6 +25,11 @@ static char pc_foreign_anchor[64];
  * program's last error. */
 static __thread int pc_tls_alloc_failed;
 
+/* Set while a driver-API allocation (cuMemHostAlloc, cuMemAllocHost) is
+ * served: its new real blocks come from the driver, with the driver's
+ * error codes and no runtime (or runtime last error) involved. */
+static __thread int pc_tls_drv_alloc;
+
 /* The cache keeps blocks apart by the flags that change what the program can
  * observe: Portable and WriteCombined, packed into a key 0..3.  Mapped is
  * always reported (measured: cudaHostGetFlags says f|Mapped for every f), so
@@ -50,17 +55,21 @@ static unsigned int pc_key_flags(unsigned key)
 static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
 {
     uint64_t t0 = pc_now_ns();
-    cudaError_t pending = PC_CALL_REAL(cudaPeekAtLastError);
-    cudaError_t err = PC_CALL_REAL(cudaHostAlloc, out, size, pc_key_flags(key));
+    int drv = pc_tls_drv_alloc;
+    cudaError_t pending = drv ? cudaSuccess : PC_CALL_REAL(cudaPeekAtLastError);
+    /* CU_MEMHOSTALLOC_* and cudaHostAlloc* flags are the same bits, and
+     * CUDA_ERROR_OUT_OF_MEMORY is cudaErrorMemoryAllocation (2). */
+    int err = drv ? (int)PC_CALL_DRV(cuMemHostAlloc, out, size, pc_key_flags(key))
+                  : (int)PC_CALL_REAL(cudaHostAlloc, out, size, pc_key_flags(key));
 
     PC_STAT_INC(real_alloc_calls);
     PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
     pc_call_note(PC_NOTE_MISS | PC_NOTE_REAL);
-    if (err != cudaSuccess) {
+    if (err != 0) {
         PC_STAT_INC(real_alloc_fail);
-        if (pending == cudaSuccess)
+        if (pending == cudaSuccess && !drv)
             pc_tls_alloc_failed = 1;
-        return (int)err;
+        return err;
     }
     PC_STAT_ADD(real_alloc_bytes, size);
     return 0;
@@ -69,7 +78,12 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
 static void pc_ops_release(void *ctx, void *ptr, size_t size)
 {
     uint64_t t0 = pc_now_ns();
-    PC_CALL_REAL(cudaFreeHost, ptr);
+    /* Runtime and driver blocks are the same driver allocations; with no
+     * runtime in the process (static cudart) the driver frees them. */
+    if (PC_REAL(cudaFreeHost))
+        PC_CALL_REAL(cudaFreeHost, ptr);
+    else
+        PC_CALL_DRV(cuMemFreeHost, ptr);
     PC_STAT_INC(real_free_calls);
     PC_STAT_ADD(real_free_ns, pc_now_ns() - t0);
 }
@@ -238,6 +252,81 @@ CUresult pc_drv_free_host(void *p)
     return PC_CALL_DRV(cuMemFreeHost, p);
 }
 
+/* The real driver call for an allocation the cache does not serve: bad
+ * input gets exactly the driver's answer. */
+static CUresult pc_drv_real_alloc(void **pp, size_t size, unsigned int flags, int alloc_host)
+{
+    uint64_t t0 = pc_now_ns();
+    CUresult r = alloc_host ? PC_CALL_DRV(cuMemAllocHost_v2, pp, size) : PC_CALL_DRV(cuMemHostAlloc, pp, size, flags);
+    PC_STAT_INC(alloc_passthrough);
+    pc_call_note(PC_NOTE_REAL);
+    if (pc_state.mode == PC_MODE_OBSERVE) {
+        PC_STAT_INC(real_alloc_calls);
+        PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
+        if (r == CUDA_SUCCESS)
+            PC_STAT_ADD(real_alloc_bytes, size);
+    }
+    return r;
+}
+
+CUresult pc_drv_host_alloc(void **pp, size_t size, unsigned int flags, int alloc_host)
+{
+    unsigned key;
+    int hit, err;
+
+    pc_mark_used();
+    if (pc_state.mode == PC_MODE_OFF)
+        return alloc_host ? PC_CALL_DRV(cuMemAllocHost_v2, pp, size) : PC_CALL_DRV(cuMemHostAlloc, pp, size, flags);
+    PC_STAT_INC(alloc_calls);
+    PC_STAT_ADD(alloc_bytes, size);
+    if (!pc_caching() || !pp || size == 0 || pc_flags_key(flags, &key) != 0)
+        return pc_drv_real_alloc(pp, size, flags, alloc_host);
+    pc_tls_drv_alloc = 1;
+    err = pc_pool_alloc(&pc_pool, size, key, pp, &hit);
+    pc_tls_drv_alloc = 0;
+    if (err == 0 && hit)
+        pc_call_note(PC_NOTE_HIT);
+    if (err < 0)                      /* too large to cache */
+        return pc_drv_real_alloc(pp, size, flags, alloc_host);
+    return (CUresult)err;
+}
+
+/* Driver streams join the fences exactly as runtime ones do: a block freed
+ * while a non-blocking stream is busy must wait for it (CU_STREAM_NON_BLOCKING
+ * is cudaStreamNonBlocking). */
+CUresult pc_drv_stream_created(CUresult r, CUstream *s, unsigned int flags)
+{
+    pc_stream_created(r == CUDA_SUCCESS ? cudaSuccess : cudaErrorUnknown, (cudaStream_t *)s, flags);
+    return r;
+}
+
+/* A device whose primary context the program retains is in use (what
+ * cudaSetDevice says for the runtime); a CUdevice is its ordinal. */
+CUresult pc_drv_device_used(CUresult r, CUdevice dev)
+{
+    pc_mark_used();
+    pc_device_set(r == CUDA_SUCCESS ? cudaSuccess : cudaErrorUnknown, (int)dev);
+    return r;
+}
+
+/* A driver copy: its context's device is in use.  The context is asked
+ * for its device only when it changed on this thread. */
+void pc_drv_copy_seen(void)
+{
+    static __thread CUcontext last;
+    CUcontext cur = NULL;
+    CUdevice dev;
+
+    pc_mark_used();
+    if (pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
+        return;
+    if (PC_CALL_DRV(cuCtxGetCurrent, &cur) != CUDA_SUCCESS || !cur || cur == last)
+        return;
+    last = cur;
+    if (PC_CALL_DRV(cuCtxGetDevice, &dev) == CUDA_SUCCESS)
+        pc_device_set(cudaSuccess, (int)dev);
+}
+
 /* A pointer into a block the program has freed must look foreign. */
 static int pc_is_idle_block(const void *p)
 {
@@ -299,23 +388,44 @@ cudaError_t pc_pointer_get_attributes(struct cudaPointerAttributes *a, const voi
     return err;
 }
 
-cudaError_t pc_host_register(void *p, size_t size, unsigned int flags)
+/* Registration is counted, then passed through (runtime or driver). */
+static void pc_note_register(size_t size, int unregister)
 {
     pc_mark_used();
-    if (pc_state.mode != PC_MODE_OFF) {
+    if (pc_state.mode == PC_MODE_OFF)
+        return;
+    if (unregister) {
+        PC_STAT_INC(unregister_calls);
+    } else {
         PC_STAT_INC(register_calls);
         PC_STAT_ADD(register_bytes, size);
     }
+}
+
+cudaError_t pc_host_register(void *p, size_t size, unsigned int flags)
+{
+    pc_note_register(size, 0);
     return PC_CALL_REAL(cudaHostRegister, p, size, flags);
 }
 
 cudaError_t pc_host_unregister(void *p)
 {
-    pc_mark_used();
-    if (pc_state.mode != PC_MODE_OFF)
-        PC_STAT_INC(unregister_calls);
+    pc_note_register(0, 1);
     pc_diag_probe_device();
     return PC_CALL_REAL(cudaHostUnregister, p);
+}
+
+CUresult pc_drv_host_register(void *p, size_t size, unsigned int flags)
+{
+    pc_note_register(size, 0);
+    return PC_CALL_DRV(cuMemHostRegister_v2, p, size, flags);
+}
+
+CUresult pc_drv_host_unregister(void *p)
+{
+    pc_note_register(0, 1);
+    pc_diag_probe_device();
+    return PC_CALL_DRV(cuMemHostUnregister, p);
 }
 
 /* --- streams, devices, capture: keep the fences' view complete --- */

@@ -71,6 +71,14 @@ cudaError_t pc_host_unregister(void *p);
 CUresult pc_drv_free_host(void *p);
 CUresult pc_drv_host_get_flags(unsigned int *flags, void *p);
 CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags);
+/* Driver-API allocation (alloc_host: cuMemAllocHost, else cuMemHostAlloc),
+ * registration, streams, contexts and copies (hostmem.c). */
+CUresult pc_drv_host_alloc(void **pp, size_t size, unsigned int flags, int alloc_host);
+CUresult pc_drv_host_register(void *p, size_t size, unsigned int flags);
+CUresult pc_drv_host_unregister(void *p);
+CUresult pc_drv_stream_created(CUresult r, CUstream *s, unsigned int flags);
+CUresult pc_drv_device_used(CUresult r, CUdevice dev);
+void pc_drv_copy_seen(void);
 void pc_hostmem_init(void);
 void pc_hostmem_after_fork_child(void);
 

@@ -6,15 +6,24 @@
  * definitions, but RTLD_NEXT cannot see its libcudart.  So we fall back to
  * walking the loaded objects for a libcudart.so.* and asking it directly.
  * Any answer that points back into this library is rejected: that is the
- * "resolved to myself" trap that would recurse forever. */
+ * "resolved to myself" trap that would recurse forever.
+ *
+ * Lookups go through the C library's dlsym, never through the interposer
+ * (intercept/dlsym.c).  Each cudart major a program may hold (12, 13) has
+ * its own table; the default one prefers libcudart.so.13 over another
+ * major that RTLD_NEXT happens to find first.  With no libcudart loaded at
+ * all (static cudart, driver-API programs), the runtime calls pincache
+ * makes itself get driver-built stand-ins (rtdrv.c). */
 #include "config.h"
 #include <dlfcn.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 #include "real.h"
 #include "log.h"
 
-void *pc_real_tab[PC_RIDX_COUNT];
+void *pc_real_tab[PC_NMAJOR][PC_RIDX_COUNT];
+__thread unsigned char pc_tls_major __attribute__((tls_model("initial-exec")));
 
 static const char *const pc_real_names[PC_RIDX_COUNT] = {
 #define REAL(name) #name,
@@ -36,7 +45,37 @@ struct pc_lib {
     void *handle;            /* written once; a stale read only costs a retry */
     char path[256];
 };
-static struct pc_lib pc_libs[2] = { { "libcudart.so", NULL, "" }, { "libcuda.so", NULL, "" } };
+enum { PC_LIB_CUDART, PC_LIB_CUDA, PC_LIB_CUDART12, PC_LIB_CUDART13, PC_NLIB };
+static struct pc_lib pc_libs[PC_NLIB] = {
+    { "libcudart.so", NULL, "" }, { "libcuda.so", NULL, "" },
+    { "libcudart.so.12", NULL, "" }, { "libcudart.so.13", NULL, "" },
+};
+
+typedef void *(*pc_dlsym_fn)(void *, const char *);
+static pc_dlsym_fn pc_libc_dlsym;   /* written once (idempotent), atomics */
+
+/* dlvsym is not interposed, so it reaches the C library; RTLD_NEXT from
+ * here names the first dlsym after libpincache. */
+void *pc_real_dlsym_fn(void)
+{
+    static const char *const vers[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
+    pc_dlsym_fn f = __atomic_load_n(&pc_libc_dlsym, __ATOMIC_ACQUIRE);
+
+    for (size_t i = 0; !f && i < sizeof vers / sizeof vers[0]; i++) {
+        f = (pc_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", vers[i]);
+        if (f && pc_is_self((void *)f))
+            f = NULL;
+        if (f)
+            __atomic_store_n(&pc_libc_dlsym, f, __ATOMIC_RELEASE);
+    }
+    return (void *)f;
+}
+
+void *pc_real_dlsym(void *handle, const char *name)
+{
+    pc_dlsym_fn f = (pc_dlsym_fn)pc_real_dlsym_fn();
+    return f ? f(handle, name) : NULL;
+}
 
 int pc_is_self(void *addr)
 {
@@ -46,7 +85,7 @@ int pc_is_self(void *addr)
     return self.dli_fbase == other.dli_fbase;
 }
 
-struct pc_find { const char *prefix; char *path; size_t n; };
+struct pc_find { const char *prefix; char *path; size_t n; int *major_seen; };
 
 static int pc_find_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -58,6 +97,15 @@ static int pc_find_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
     base = base ? base + 1 : name;
     if (strncmp(base, f->prefix, strlen(f->prefix)) != 0)
         return 0;
+    if (f->major_seen) {
+        /* libcudart.so.N with N not a major pincache has wrappers for */
+        int n = atoi(base + 12);
+        if (strncmp(base, "libcudart.so.", 13) == 0 && n != 12 && n != 13) {
+            *f->major_seen = n;
+            return 1;
+        }
+        return 0;
+    }
     if (f->path && strlen(name) >= f->n)
         return 0;
     if (f->path)
@@ -67,7 +115,7 @@ static int pc_find_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 int pc_loaded_path(const char *prefix, char *path, size_t n)
 {
-    struct pc_find f = { prefix, path, n };
+    struct pc_find f = { prefix, path, n, NULL };
     return dl_iterate_phdr(pc_find_lib_cb, &f) != 0;
 }
 
@@ -89,24 +137,83 @@ static void *pc_loaded_lib(struct pc_lib *lib)
     return h;
 }
 
-void *pc_real_resolve(int idx)
+static void *pc_lookup_in(struct pc_lib *lib, const char *name)
 {
-    const char *name;
-    void *f, *h;
+    void *h = pc_loaded_lib(lib), *f = h ? pc_real_dlsym(h, name) : NULL;
+    return f && !pc_is_self(f) ? f : NULL;
+}
 
-    if (idx < 0 || idx >= PC_RIDX_COUNT)
-        return NULL;
-    name = pc_real_names[idx];
-    f = dlsym(RTLD_NEXT, name);
+int pc_real_major_of(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strncmp(base, "libcudart.so.12", 15) == 0)
+        return PC_MAJOR_12;
+    return PC_MAJOR_DEFAULT;
+}
+
+/* A loaded cudart of a major without versioned wrappers: its references
+ * bind past pincache to the real library.  Said once. */
+static void pc_warn_unknown_major(void)
+{
+    static int checked, once;
+    int n = 0;
+    struct pc_find f = { "libcudart.so.", NULL, 0, &n };
+
+    if (__atomic_exchange_n(&checked, 1, __ATOMIC_RELAXED))
+        return;
+    if (dl_iterate_phdr(pc_find_lib_cb, &f) && n)
+        pc_log_once(&once, PC_LOG_WARN,
+                    "libcudart.so.%d is loaded: pincache has wrappers for majors 12 and 13 only, so that "
+                    "runtime's calls pass through uncached", n);
+}
+
+static void *pc_resolve_runtime(int major, const char *name)
+{
+    Dl_info info;
+    void *f;
+
+    if (major == PC_MAJOR_12)
+        return pc_lookup_in(&pc_libs[PC_LIB_CUDART12], name);
+    f = pc_real_dlsym(RTLD_NEXT, name);
     if (f && pc_is_self(f))
         f = NULL;
-    if (!f && (h = pc_loaded_lib(&pc_libs[pc_real_lib[idx]])) != NULL) {
-        f = dlsym(h, name);
+    /* RTLD_NEXT found another major first: the default is .so.13. */
+    if (f && dladdr(f, &info) && info.dli_fname && pc_real_major_of(info.dli_fname) == PC_MAJOR_12) {
+        void *f13 = pc_lookup_in(&pc_libs[PC_LIB_CUDART13], name);
+        if (f13)
+            f = f13;
+    }
+    if (!f)
+        f = pc_lookup_in(&pc_libs[PC_LIB_CUDART], name);
+    return f;
+}
+
+void *pc_real_resolve(int major, int idx)
+{
+    const char *name;
+    void *f;
+
+    if (idx < 0 || idx >= PC_RIDX_COUNT || major < 0 || major >= PC_NMAJOR)
+        return NULL;
+    name = pc_real_names[idx];
+    if (pc_real_lib[idx] == 1) {
+        f = pc_real_dlsym(RTLD_NEXT, name);
         if (f && pc_is_self(f))
             f = NULL;
+        if (!f)
+            f = pc_lookup_in(&pc_libs[PC_LIB_CUDA], name);
+    } else {
+        pc_warn_unknown_major();
+        f = pc_resolve_runtime(major, name);
+        if (!f && major != PC_MAJOR_DEFAULT)     /* that major is not loaded */
+            return pc_real_resolve(PC_MAJOR_DEFAULT, idx);
+        /* No runtime in the process at all: the driver-built stand-in. */
+        if (!f && !pc_loaded_path("libcudart.so", NULL, 0) && pc_loaded_path("libcuda.so", NULL, 0))
+            f = pc_rtdrv_standin(name);
     }
     if (f)
-        __atomic_store_n(&pc_real_tab[idx], f, __ATOMIC_RELEASE);
+        __atomic_store_n(&pc_real_tab[major][idx], f, __ATOMIC_RELEASE);
     else
         pc_debug("no real %s found in the loaded CUDA runtime", name);
     return f;

@@ -12,17 +12,26 @@ enum {
     PC_RIDX_COUNT
 };
 
+/* Which cudart the real functions come from (pc_tls_major).  A program can
+ * hold several majors at once (a libcudart.so.12 plugin next to .so.13);
+ * each major's versioned wrappers (intercept/major.c) select theirs for
+ * the length of the call.  PC_MAJOR_DEFAULT is the cudart found first, for
+ * unversioned references and the library's own threads. */
+enum { PC_MAJOR_DEFAULT, PC_MAJOR_12, PC_MAJOR_13, PC_NMAJOR };
+extern __thread unsigned char pc_tls_major __attribute__((tls_model("initial-exec")));
+
 /* Resolved pointers; NULL until resolved.  Written with release stores by
  * pc_real_resolve(), read with acquire loads: a resolution is idempotent, so
  * racing resolvers store the same value. */
-extern void *pc_real_tab[PC_RIDX_COUNT];
+extern void *pc_real_tab[PC_NMAJOR][PC_RIDX_COUNT];
 
-void *pc_real_resolve(int idx);
+void *pc_real_resolve(int major, int idx);
 
 static inline void *pc_real_fn(int idx)
 {
-    void *f = __atomic_load_n(&pc_real_tab[idx], __ATOMIC_ACQUIRE);
-    return f ? f : pc_real_resolve(idx);
+    unsigned m = pc_tls_major;
+    void *f = __atomic_load_n(&pc_real_tab[m][idx], __ATOMIC_ACQUIRE);
+    return f ? f : pc_real_resolve((int)m, idx);
 }
 
 #define PC_REAL(name) ((__typeof__(&name))pc_real_fn(PC_RIDX_##name))
@@ -34,6 +43,12 @@ static inline void *pc_real_fn(int idx)
     ({ __typeof__(&name) pc_f_ = PC_REAL(name);                              \
        pc_f_ ? pc_f_(__VA_ARGS__) : CUDA_ERROR_NOT_INITIALIZED; })
 
+/* The C library's dlsym, never the interposer (intercept/dlsym.c).
+ * RTLD_NEXT through it means "after libpincache". */
+void *pc_real_dlsym(void *handle, const char *name);
+/* That dlsym itself (NULL if it cannot be found). */
+void *pc_real_dlsym_fn(void);
+
 /* Is addr inside libpincache itself?  (The "resolved to myself" trap.) */
 int pc_is_self(void *addr);
 /* Path of a loaded object whose base name starts with prefix, even one loaded
@@ -42,5 +57,15 @@ int pc_loaded_path(const char *prefix, char *path, size_t n);
 
 /* Name of the object the runtime was resolved from (for the report), or NULL. */
 const char *pc_real_source(void);
+
+/* The cudart major (PC_MAJOR_*) of a loaded object's path: PC_MAJOR_12 for
+ * libcudart.so.12*, PC_MAJOR_DEFAULT for anything else. */
+int pc_real_major_of(const char *path);
+
+/* rtdrv.c: stand-ins for the few runtime calls pincache itself makes (fences,
+ * last error), built on the driver, for processes with no libcudart at all
+ * (nvcc's default static cudart, driver-API programs).  NULL when name has
+ * none. */
+void *pc_rtdrv_standin(const char *name);
 
 #endif

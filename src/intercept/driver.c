@@ -1,12 +1,45 @@
-/* Driver-API frees and queries: a block the runtime allocated may be freed
- * or asked about through the driver; forwarded to the core. */
+/* The driver API's host memory, streams, contexts and async copies:
+ * forwarded to the same cache and fences as the runtime's calls.
+ *
+ * Ownership: whichever pincache wrapper a thread enters first owns the
+ * call, and everything it causes runs under the guard (pc_enter) and
+ * passes straight through.  A shared libcudart reaches the driver through
+ * pointers that cuGetProcAddress handed it (procaddr.c substitutes these
+ * wrappers there too), so a runtime call served by the runtime wrappers
+ * meets these with the guard held and is not seen twice; a program built
+ * with the static cudart has no runtime wrappers to enter, so its calls
+ * are served here, once. */
 #include "config.h"
 #include "pincache.h"
 #include "real.h"
+#include "diag.h"
+#include "intercept.h"
+
+/* PC_FORWARD_TIMED for entry points that return CUresult. */
+#define PC_DRV_TIMED(api, bytes, ptr, name, core_call, ...)                  \
+    do {                                                                     \
+        if (!pc_enter())                                                     \
+            return PC_CALL_DRV(name, __VA_ARGS__);                           \
+        pc_call_begin(api, bytes, ptr);                                      \
+        CUresult pc_r_ = (core_call);                                        \
+        pc_call_end(pc_r_ == CUDA_SUCCESS);                                  \
+        pc_leave();                                                          \
+        return pc_r_;                                                        \
+    } while (0)
+
+PC_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
+{
+    PC_DRV_TIMED(PC_API_host_alloc, n, pp, cuMemHostAlloc, pc_drv_host_alloc(pp, n, flags, 0), pp, n, flags);
+}
+
+PC_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t n)
+{
+    PC_DRV_TIMED(PC_API_malloc_host, n, pp, cuMemAllocHost_v2, pc_drv_host_alloc(pp, n, 0, 1), pp, n);
+}
 
 PC_EXPORT CUresult cuMemFreeHost(void *p)
 {
-    PC_FORWARD_DRV(cuMemFreeHost, pc_drv_free_host(p), p);
+    PC_DRV_TIMED(PC_API_free_host, 0, p, cuMemFreeHost, pc_drv_free_host(p), p);
 }
 
 PC_EXPORT CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
@@ -17,4 +50,61 @@ PC_EXPORT CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
 PC_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdev, void *p, unsigned int flags)
 {
     PC_FORWARD_DRV(cuMemHostGetDevicePointer_v2, pc_drv_host_get_device_pointer(pdev, p, flags), pdev, p, flags);
+}
+
+PC_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
+{
+    PC_DRV_TIMED(PC_API_host_register, n, p, cuMemHostRegister_v2, pc_drv_host_register(p, n, flags), p, n, flags);
+}
+
+PC_EXPORT CUresult cuMemHostUnregister(void *p)
+{
+    PC_DRV_TIMED(PC_API_host_unregister, 0, p, cuMemHostUnregister, pc_drv_host_unregister(p), p);
+}
+
+PC_EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+{
+    PC_FORWARD_DRV(cuStreamCreate, pc_drv_stream_created(PC_CALL_DRV(cuStreamCreate, s, flags), s, flags), s, flags);
+}
+
+PC_EXPORT CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority)
+{
+    PC_FORWARD_DRV(cuStreamCreateWithPriority,
+                   pc_drv_stream_created(PC_CALL_DRV(cuStreamCreateWithPriority, s, flags, priority), s, flags),
+                   s, flags, priority);
+}
+
+PC_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+{
+    PC_FORWARD_DRV(cuStreamDestroy_v2, (pc_stream_destroying((cudaStream_t)s), PC_CALL_DRV(cuStreamDestroy_v2, s)), s);
+}
+
+PC_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    PC_FORWARD_DRV(cuDevicePrimaryCtxRetain,
+                   pc_drv_device_used(PC_CALL_DRV(cuDevicePrimaryCtxRetain, ctx, dev), dev), ctx, dev);
+}
+
+/* Async copies: the device they run on is in use (fences cover it). */
+#define PC_DRV_COPY(name, ...) \
+    PC_FORWARD_DRV(name, (pc_drv_copy_seen(), PC_CALL_DRV(name, __VA_ARGS__)), __VA_ARGS__)
+
+PC_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    PC_DRV_COPY(cuMemcpyHtoDAsync_v2, dst, src, n, s);
+}
+
+PC_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    PC_DRV_COPY(cuMemcpyDtoHAsync_v2, dst, src, n, s);
+}
+
+PC_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    PC_DRV_COPY(cuMemcpyHtoDAsync_v2_ptsz, dst, src, n, s);
+}
+
+PC_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    PC_DRV_COPY(cuMemcpyDtoHAsync_v2_ptsz, dst, src, n, s);
 }

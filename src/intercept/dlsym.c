@@ -1,0 +1,169 @@
+/* The dlsym interposer: a lookup on a libcuda or libcudart handle
+ * (ctypes, Numba, the cudart that nvcc links statically asking for
+ * cuGetProcAddress_v2) gets pincache's wrapper instead of the real entry
+ * point, for exact names pincache serves; every other lookup is the C
+ * library's answer, untouched.
+ *
+ * It runs inside whatever called dlsym, possibly before pincache is
+ * initialized: no locks, no allocation, no initialization of the cache.
+ * RTLD_NEXT depends on who called, so that case jumps straight to the real
+ * dlsym with the caller's return address intact (assembly below).
+ *
+ * dlvsym is left alone: the static cudart uses it for versioned glibc
+ * symbols only, libcuda's symbols are unversioned, and real.c needs the
+ * real dlvsym to find the real dlsym. */
+#include "config.h"
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pincache.h"
+#include "real.h"
+#include "intercept.h"
+
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"   /* cudaGetDriverEntryPoint */
+
+struct pc_hook {
+    const char *name;
+    void *fn;          /* the wrapper (for runtime names: libcudart.so.13's) */
+    void *fn12;        /* runtime names: the libcudart.so.12 twin; NULL for driver names */
+};
+
+/* Sorted by name once (pc_hooks_sort, a constructor); until then a linear
+ * scan gives the same answers. */
+static struct pc_hook pc_hooks[] = {
+#define PC_RT(name, params, args) { #name, (void *)name, (void *)pc12_##name },
+#include "cudart.def"
+#undef PC_RT
+#define PC_DRV(name, fn) { #name, (void *)fn, NULL },
+#include "driver.def"
+#undef PC_DRV
+};
+#define PC_NHOOK (sizeof pc_hooks / sizeof pc_hooks[0])
+static int pc_hooks_sorted;
+
+static int pc_hook_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct pc_hook *)a)->name, ((const struct pc_hook *)b)->name);
+}
+
+static const struct pc_hook *pc_hook_find(const char *name)
+{
+    if (__atomic_load_n(&pc_hooks_sorted, __ATOMIC_ACQUIRE)) {
+        struct pc_hook key = { name, NULL, NULL };
+        return bsearch(&key, pc_hooks, PC_NHOOK, sizeof pc_hooks[0], pc_hook_cmp);
+    }
+    for (size_t i = 0; i < PC_NHOOK; i++)
+        if (strcmp(pc_hooks[i].name, name) == 0)
+            return &pc_hooks[i];
+    return NULL;
+}
+
+void *pc_hook_symbol(const char *name, void *real)
+{
+    const struct pc_hook *h;
+    const char *base;
+    Dl_info info;
+
+    /* Everything pincache serves starts with "cu"; cudnn*, cublas*,
+     * curl_* then miss the exact match. */
+    if (!real || !name || name[0] != 'c' || name[1] != 'u' || (h = pc_hook_find(name)) == NULL)
+        return real;
+    if (pc_is_self(real) || !dladdr(real, &info) || !info.dli_fname)
+        return real;
+    base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    if (!h->fn12)
+        return strncmp(base, "libcuda.so", 10) == 0 ? h->fn : real;
+    if (strncmp(base, "libcudart.so", 12) != 0)
+        return real;
+    return pc_real_major_of(info.dli_fname) == PC_MAJOR_12 ? h->fn12 : h->fn;
+}
+
+/* Called for every handle but RTLD_NEXT. */
+__attribute__((visibility("hidden"), used)) void *pc_dlsym_hook(void *handle, const char *name)
+{
+    return pc_hook_symbol(name, pc_real_dlsym(handle, name));
+}
+
+/* The real dlsym, for the RTLD_NEXT jump; NULL until first needed. */
+__attribute__((visibility("hidden"), used)) void *pc_dlsym_next;
+
+__attribute__((visibility("hidden"), used)) void *pc_dlsym_init(void)
+{
+    void *f = pc_real_dlsym_fn();
+    __atomic_store_n(&pc_dlsym_next, f, __ATOMIC_RELEASE);
+    return f;
+}
+
+__attribute__((constructor(101))) static void pc_hooks_sort(void)
+{
+    qsort(pc_hooks, PC_NHOOK, sizeof pc_hooks[0], pc_hook_cmp);
+    __atomic_store_n(&pc_hooks_sorted, 1, __ATOMIC_RELEASE);
+    pc_dlsym_init();
+}
+
+/* dlsym(handle, name): RTLD_NEXT ((void *)-1) tail-jumps to the real dlsym,
+ * which then sees the original caller; everything else goes to
+ * pc_dlsym_hook. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "  .cfi_startproc\n"
+        "  endbr64\n"
+        "  cmpq $-1, %rdi\n"
+        "  jne pc_dlsym_hook\n"
+        "  movq pc_dlsym_next(%rip), %rax\n"
+        "  testq %rax, %rax\n"
+        "  jne 1f\n"
+        "  pushq %rdi\n"
+        "  .cfi_adjust_cfa_offset 8\n"
+        "  pushq %rsi\n"
+        "  .cfi_adjust_cfa_offset 8\n"
+        "  subq $8, %rsp\n"
+        "  .cfi_adjust_cfa_offset 8\n"
+        "  call pc_dlsym_init\n"
+        "  addq $8, %rsp\n"
+        "  .cfi_adjust_cfa_offset -8\n"
+        "  popq %rsi\n"
+        "  .cfi_adjust_cfa_offset -8\n"
+        "  popq %rdi\n"
+        "  .cfi_adjust_cfa_offset -8\n"
+        "  testq %rax, %rax\n"
+        "  je pc_dlsym_hook\n"
+        "1:\n"
+        "  jmp *%rax\n"
+        "  .cfi_endproc\n"
+        ".size dlsym, .-dlsym\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, %function\n"
+        ".p2align 2\n"
+        "dlsym:\n"
+        "  hint #34\n"
+        "  cmn x0, #1\n"
+        "  b.ne pc_dlsym_hook\n"
+        "  adrp x16, pc_dlsym_next\n"
+        "  ldr x16, [x16, #:lo12:pc_dlsym_next]\n"
+        "  cbnz x16, 1f\n"
+        "  stp x29, x30, [sp, #-32]!\n"
+        "  mov x29, sp\n"
+        "  stp x0, x1, [sp, #16]\n"
+        "  bl pc_dlsym_init\n"
+        "  mov x16, x0\n"
+        "  ldp x0, x1, [sp, #16]\n"
+        "  ldp x29, x30, [sp], #32\n"
+        "  cbnz x16, 1f\n"
+        "  b pc_dlsym_hook\n"
+        "1:\n"
+        "  br x16\n"
+        ".size dlsym, .-dlsym\n");
+#else
+/* Elsewhere RTLD_NEXT lookups are answered as if made from libpincache. */
+PC_EXPORT void *dlsym(void *handle, const char *name)
+{
+    return pc_dlsym_hook(handle, name);
+}
+#endif

@@ -1,0 +1,28 @@
+/* The libcudart.so.12 twins of every runtime wrapper.  A program (or a
+ * plugin) linked against libcudart.so.12 references cudaHostAlloc@libcudart.so.12
+ * and binds here; the plain wrappers are cudaHostAlloc@@libcudart.so.13
+ * (libpincache.map).  A twin makes major 12's real functions the current
+ * ones for the length of the call (pc_tls_major: real.h) and runs the same
+ * wrapper, so each major's calls reach that major's library.  References
+ * to other majors find no definition here and bind to their own library
+ * (real.c warns once).  Blocks are shared: every major's pinned memory is
+ * the same driver's. */
+#include "config.h"
+#include "pincache.h"
+#include "real.h"
+#include "intercept.h"
+
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#define PC_RT(name, params, args)                                            \
+    PC_EXPORT cudaError_t pc12_##name params                                 \
+    {                                                                        \
+        unsigned char m_ = pc_tls_major;                                     \
+        pc_tls_major = PC_MAJOR_12;                                          \
+        cudaError_t r_ = name args;                                          \
+        pc_tls_major = m_;                                                   \
+        return r_;                                                           \
+    }                                                                        \
+    __asm__(".symver pc12_" #name ", " #name "@libcudart.so.12");
+#include "cudart.def"
+#undef PC_RT

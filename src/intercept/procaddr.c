@@ -1,0 +1,148 @@
+/* The driver's symbol resolvers: cuGetProcAddress (CUDA 11 and _v2) and the
+ * runtime's cudaGetDriverEntryPoint (and ByVersion, and their _ptsz forms).
+ * This is how the cudart that nvcc links statically, and every library
+ * that resolves the driver by version, reaches cuMemHostAlloc and friends.
+ *
+ * The real resolver is asked first; only when it succeeds is its answer
+ * replaced, and only where name, version and flags select exactly the ABI
+ * of one of pincache's wrappers.  Older ABIs (cuMemAllocHost with a 32-bit
+ * size, the CUDA 3.x cuStreamDestroy...) keep the real function. */
+#include "config.h"
+#include <dlfcn.h>
+#include <limits.h>
+#include <string.h>
+#include "pincache.h"
+#include "real.h"
+#include "intercept.h"
+
+#define PC_PER_THREAD 2   /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, cudaEnablePerThreadDefaultStream */
+#define PC_LEGACY     1   /* CU_GET_PROC_ADDRESS_LEGACY_STREAM, cudaEnableLegacyStream */
+
+/* A request for name with version in [since, until) and, when ptsz is 1,
+ * per-thread semantics (0: either) gets fn.  Versions from cudaTypedefs.h
+ * (PFN_cuMemAllocHost_v3020, PFN_cuMemcpyHtoDAsync_v7000_ptsz, ...). */
+struct pc_gpa {
+    const char *name;
+    int since, until;
+    int ptsz;           /* 0 any, 1 per-thread only, -1 legacy only */
+    void *fn;
+};
+
+static const struct pc_gpa pc_gpa_tab[] = {
+    { "cuDevicePrimaryCtxRetain", 7000, INT_MAX, 0, (void *)cuDevicePrimaryCtxRetain },
+    { "cuGetProcAddress", 11030, 12000, 0, (void *)pc_cuGetProcAddress_v1 },
+    { "cuGetProcAddress", 12000, INT_MAX, 0, (void *)cuGetProcAddress_v2 },
+    { "cuMemAllocHost", 3020, INT_MAX, 0, (void *)cuMemAllocHost_v2 },
+    { "cuMemFreeHost", 2000, INT_MAX, 0, (void *)cuMemFreeHost },
+    { "cuMemHostAlloc", 2020, INT_MAX, 0, (void *)cuMemHostAlloc },
+    { "cuMemHostGetDevicePointer", 3020, INT_MAX, 0, (void *)cuMemHostGetDevicePointer_v2 },
+    { "cuMemHostGetFlags", 2030, INT_MAX, 0, (void *)cuMemHostGetFlags },
+    { "cuMemHostRegister", 6050, INT_MAX, 0, (void *)cuMemHostRegister_v2 },
+    { "cuMemHostUnregister", 4000, INT_MAX, 0, (void *)cuMemHostUnregister },
+    { "cuMemcpyDtoHAsync", 3020, INT_MAX, -1, (void *)cuMemcpyDtoHAsync_v2 },
+    { "cuMemcpyDtoHAsync", 3020, 7000, 1, (void *)cuMemcpyDtoHAsync_v2 },
+    { "cuMemcpyDtoHAsync", 7000, INT_MAX, 1, (void *)cuMemcpyDtoHAsync_v2_ptsz },
+    { "cuMemcpyHtoDAsync", 3020, INT_MAX, -1, (void *)cuMemcpyHtoDAsync_v2 },
+    { "cuMemcpyHtoDAsync", 3020, 7000, 1, (void *)cuMemcpyHtoDAsync_v2 },
+    { "cuMemcpyHtoDAsync", 7000, INT_MAX, 1, (void *)cuMemcpyHtoDAsync_v2_ptsz },
+    { "cuStreamCreate", 2000, INT_MAX, 0, (void *)cuStreamCreate },
+    { "cuStreamCreateWithPriority", 5050, INT_MAX, 0, (void *)cuStreamCreateWithPriority },
+    { "cuStreamDestroy", 4000, INT_MAX, 0, (void *)cuStreamDestroy_v2 },
+};
+
+/* The wrapper for that request, or NULL.  Cheap: names are compared only
+ * when they start with "cu" and the table is small. */
+static void *pc_gpa_find(const char *name, int version, int per_thread)
+{
+    if (!name || name[0] != 'c' || name[1] != 'u')
+        return NULL;
+    for (size_t i = 0; i < sizeof pc_gpa_tab / sizeof pc_gpa_tab[0]; i++) {
+        const struct pc_gpa *g = &pc_gpa_tab[i];
+        if (version < g->since || version >= g->until)
+            continue;
+        if ((g->ptsz == 1 && !per_thread) || (g->ptsz == -1 && per_thread))
+            continue;
+        if (strcmp(g->name, name) == 0)
+            return g->fn;
+    }
+    return NULL;
+}
+
+static void pc_gpa_substitute(const char *name, void **pfn, int version, int per_thread)
+{
+    void *w;
+    if (pfn && *pfn && !pc_is_self(*pfn) && (w = pc_gpa_find(name, version, per_thread)) != NULL)
+        *pfn = w;
+}
+
+PC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                       CUdriverProcAddressQueryResult *symbolStatus)
+{
+    CUresult r = PC_CALL_DRV(cuGetProcAddress_v2, symbol, pfn, cudaVersion, flags, symbolStatus);
+    if (r == CUDA_SUCCESS && (!symbolStatus || *symbolStatus == CU_GET_PROC_ADDRESS_SUCCESS))
+        pc_gpa_substitute(symbol, pfn, cudaVersion, (flags & PC_PER_THREAD) != 0);
+    return r;
+}
+
+/* CUDA 11.3-11.8: no symbolStatus.  cuda.h maps the name cuGetProcAddress
+ * to _v2, hence the assembler name. */
+static pc_cuGetProcAddress_v1_t *pc_gpa_v1_real(void)
+{
+    static void *real;
+    void *f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = pc_real_dlsym(RTLD_NEXT, "cuGetProcAddress");
+        if (f && pc_is_self(f))
+            f = NULL;
+        __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+    }
+    return (pc_cuGetProcAddress_v1_t *)f;
+}
+
+CUresult pc_cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    pc_cuGetProcAddress_v1_t *f = pc_gpa_v1_real();
+    CUresult r = f ? f(symbol, pfn, cudaVersion, flags) : CUDA_ERROR_NOT_INITIALIZED;
+    if (r == CUDA_SUCCESS)
+        pc_gpa_substitute(symbol, pfn, cudaVersion, (flags & PC_PER_THREAD) != 0);
+    return r;
+}
+
+/* The runtime's resolvers.  Without a version they resolve for the
+ * runtime's own (newest); the _ptsz forms default to per-thread. */
+static void pc_ep_substitute(cudaError_t r, const char *symbol, void **fn, int version,
+                             unsigned long long flags, int ptsz_form,
+                             enum cudaDriverEntryPointQueryResult *st)
+{
+    int per_thread = (flags & PC_PER_THREAD) || (ptsz_form && !(flags & PC_LEGACY));
+    if (r == cudaSuccess && (!st || *st == cudaDriverEntryPointSuccess))
+        pc_gpa_substitute(symbol, fn, version, per_thread);
+}
+
+/* name(args) with the version it resolves for and whether it is a _ptsz form. */
+#define PC_EP_WRAP(name, ver, ptsz_form, params, ...)                         \
+    PC_EXPORT cudaError_t name params                                        \
+    {                                                                        \
+        cudaError_t r = PC_CALL_REAL(name, __VA_ARGS__);                     \
+        pc_ep_substitute(r, sym, fn, (ver), flags, ptsz_form, st);           \
+        return r;                                                            \
+    }
+#define PC_EP_VER(v) ((v) > INT_MAX ? INT_MAX : (int)(v))
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+PC_EP_WRAP(cudaGetDriverEntryPoint, INT_MAX, 0,
+           (const char *sym, void **fn, unsigned long long flags, enum cudaDriverEntryPointQueryResult *st),
+           sym, fn, flags, st)
+#pragma GCC diagnostic pop
+PC_EP_WRAP(cudaGetDriverEntryPoint_ptsz, INT_MAX, 1,
+           (const char *sym, void **fn, unsigned long long flags, enum cudaDriverEntryPointQueryResult *st),
+           sym, fn, flags, st)
+PC_EP_WRAP(cudaGetDriverEntryPointByVersion, PC_EP_VER(ver), 0,
+           (const char *sym, void **fn, unsigned int ver, unsigned long long flags,
+            enum cudaDriverEntryPointQueryResult *st),
+           sym, fn, ver, flags, st)
+PC_EP_WRAP(cudaGetDriverEntryPointByVersion_ptsz, PC_EP_VER(ver), 1,
+           (const char *sym, void **fn, unsigned int ver, unsigned long long flags,
+            enum cudaDriverEntryPointQueryResult *st),
+           sym, fn, ver, flags, st)
