@@ -1,0 +1,105 @@
+"""train.py - a small training loop fed by a DataLoader with forked workers.
+
+A synthetic dataset of 4 MiB batches (256 x 4096 float32) made in the workers
+(num_workers=2, fork), pin_memory on or off, copied with
+.cuda(non_blocking=True), and a 3-layer MLP trained with SGD for
+--epochs x --steps steps.  Deterministic algorithms, so the final weights are
+bit-identical in every run with the same data: run-gpu.sh compares their
+digest between plain and pincache runs and between pin_memory on and off.
+
+Prints ``RESULT test=train pin=P epoch=E ms=X`` per epoch (the last
+synchronizes), then one line with the median step time (steps after the first
+epoch, host side: from one batch's start to the next's), the digest of the
+final weights, this process's pid and the pids of the workers that produced
+batches (workers=pid,pid,...).
+Exit 3: no CUDA device.
+"""
+import argparse
+import hashlib
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")   # before CUDA starts
+
+import torch                                           # noqa: E402
+from torch.utils.data import DataLoader, Dataset       # noqa: E402
+
+from common import need_cuda, result                   # noqa: E402
+
+CLASSES = 16
+
+
+class Synthetic(Dataset):
+    """Item i is a whole batch, a scaled copy of one of a few base batches
+    made before the workers fork; with the pid of the worker that made it."""
+
+    def __init__(self, n, base):
+        self.n = n
+        self.base = base
+        self.batch = base.shape[1]
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        x = self.base[i % len(self.base)] * (1.0 + (i % 7) / 8.0)
+        y = (torch.arange(self.batch) * 31 + i) % CLASSES
+        return x, y, os.getpid()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pin", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=150)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--feat", type=int, default=4096)
+    ap.add_argument("--hidden", type=int, default=2048)
+    args = ap.parse_args()
+    need_cuda(torch)
+    torch.manual_seed(99)
+    torch.use_deterministic_algorithms(True, warn_only=True)   # a warning, never a failed run
+    base = torch.randn(16, args.batch, args.feat)
+    loader = DataLoader(Synthetic(args.steps, base), batch_size=None, shuffle=False,
+                        num_workers=args.workers, pin_memory=bool(args.pin),
+                        multiprocessing_context="fork")
+    model = torch.nn.Sequential(
+        torch.nn.Linear(args.feat, args.hidden), torch.nn.ReLU(),
+        torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
+        torch.nn.Linear(args.hidden, CLASSES)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    lossf = torch.nn.CrossEntropyLoss()
+    total = torch.zeros((), device="cuda")
+    steps, workers = [], set()
+    for ep in range(1, args.epochs + 1):
+        torch.cuda.synchronize()
+        t0 = prev = time.perf_counter()
+        for x, y, wpid in loader:
+            workers.add(int(wpid))
+            x = x.cuda(non_blocking=True)
+            y = y.cuda(non_blocking=True)
+            opt.zero_grad(set_to_none=True)
+            loss = lossf(model(x), y)
+            loss.backward()
+            opt.step()
+            total += loss.detach()
+            now = time.perf_counter()
+            if ep > 1:
+                steps.append(now - prev)
+            prev = now
+        torch.cuda.synchronize()
+        result(test="train", pin=args.pin, epoch=ep, ms="%.3f" % (1e3 * (time.perf_counter() - t0)))
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().cpu().numpy().tobytes())
+    result(test="train", pin=args.pin, step_ms="%.4f" % (1e3 * statistics.median(steps)) if steps else "nan",
+           loss_sum="%.6f" % total.item(), digest=h.hexdigest()[:16], pid=os.getpid(),
+           workers=",".join(str(w) for w in sorted(workers)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
