@@ -2,7 +2,8 @@
 # h200.sh OUTDIR [TARBALL] - everything pincache measures on a real GPU, in
 # one unattended run: build from the dist tarball (no autotools needed),
 # the GPU suite, the staging suite (PINCACHE_H200_STAGE=0 skips it), the
-# benchmarks, the CUPTI checks and a PyTorch smoke test.
+# benchmarks, the CUPTI checks, a PyTorch smoke test and the PyTorch jobs
+# of tests/torch (seeds' experiment, DataLoader, profiler, torchrun).
 # Logs go to OUTDIR (at most a handful of files).  Used as:
 #   make dist && cp pincache-*.tar.gz .gpu/ && cp /usr/include/ut*.h .gpu/include/
 #   (on the GPU machine) scripts/h200.sh "$OUT" .gpu/pincache-*.tar.gz
@@ -60,5 +61,11 @@ if python3 -c 'import torch' 2>/dev/null; then
     [ -n "$a" ] && [ "$a" = "$b" ] && echo "torch: checksums identical" || echo "torch: CHECKSUMS DIFFER"
 fi
 
-tar -C "$work" -czf "$out/logs.tgz" gpulogs benchlogs cuptilogs torch.txt 2>/dev/null
+if [ -f tests/torch/run-gpu.sh ]; then
+    echo "== PyTorch jobs: seeds' experiment, DataLoader, profiler, torchrun (tests/torch)"
+    timeout 260 bash tests/torch/run-gpu.sh "$src" 2>&1 | tee "$out/torch.tap"
+    cp -r tests/torch/gpu-run "$work/torchlogs" 2>/dev/null
+fi
+
+tar -C "$work" -czf "$out/logs.tgz" gpulogs benchlogs cuptilogs torchlogs torch.txt 2>/dev/null
 ls -la "$out"
