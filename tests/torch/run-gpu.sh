@@ -21,6 +21,8 @@
 #   - the 4 runs completed within their timeouts (no hang)
 #   - the final weights are bit-identical in all 4 (deterministic algorithms)
 #   - with PINCACHE_REPORT=DIR/%p.json only the parent wrote a report
+#   - one more forked child that exits normally (atexit handlers and library
+#     destructors run, unlike in the workers) wrote none, and exited as plainly
 #   - target (TODO): pin_memory=True epoch <= 1.02x plain
 # profile   tests/cupti/torch_profile.py plain, under pincache, and under
 #           pincache with PINCACHE_CUPTI=auto

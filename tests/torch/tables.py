@@ -235,13 +235,32 @@ def cmd_train(d, epochs):
         workers = [w for w in fin["workers"].split(",") if w]
         seen.append("pin_memory=%s: parent %s, worker pids %s; reports: %s"
                     % (pin, fin["pid"], " ".join(workers), " ".join(files) or "none"))
-        if files != ["%s.json" % fin["pid"]]:
+        # the extra child's report, if any, is the next point's
+        if sorted(set(files) - {"%s.json" % fin["child"]}) != ["%s.json" % fin["pid"]]:
             fork_bad.append("pin_memory=%s: reports %s, expected only %s.json" % (pin, files, fin["pid"]))
         if len(set(workers)) < 2 or fin["pid"] in workers:
             fork_bad.append("pin_memory=%s: batches did not come from forked workers (%s)" % (pin, workers))
     check(not fork_bad, "train: under pincache the forked DataLoader workers wrote no report; "
           "the parent wrote one (PINCACHE_REPORT=DIR/%p.json)")
     for x in fork_bad + seen:
+        diag(x)
+
+    # one more forked child, which exits normally: no report, and it exits as it does plainly
+    exit_bad, said = [], []
+    for pin in ("1", "0"):
+        fs, fp = fins.get(("shim", pin)), fins.get(("plain", pin))
+        if not fs or not fp:
+            exit_bad.append("pin_memory=%s: the runs did not finish" % pin)
+            continue
+        child = "%s.json" % fs["child"]
+        have = os.path.exists("%s/train.shim.pin%s.reports/%s" % (d, pin, child))
+        said.append("pin_memory=%s: child %s exited %s under pincache (%s plainly), report %s"
+                    % (pin, fs["child"], fs["child_status"], fp["child_status"], child if have else "none"))
+        if have or fs["child_status"] != fp["child_status"] or fs["child_status"] == "hung":
+            exit_bad.append(said[-1])
+    check(not exit_bad, "train: a forked child that exits normally (atexit and destructors run) wrote no "
+          "report and exited as it does plainly")
+    for x in said:
         diag(x)
 
     def epoch_ms(res, first):

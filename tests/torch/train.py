@@ -10,8 +10,10 @@ digest between plain and pincache runs and between pin_memory on and off.
 Prints ``RESULT test=train pin=P epoch=E ms=X`` per epoch (the last
 synchronizes), then one line with the median step time (steps after the first
 epoch, host side: from one batch's start to the next's), the digest of the
-final weights, this process's pid and the pids of the workers that produced
-batches (workers=pid,pid,...).
+final weights, this process's pid, the pids of the workers that produced
+batches (workers=pid,pid,...), and the pid and exit status of one more forked
+child that exits normally (atexit handlers and destructors run in it, unlike
+in the workers).
 Exit 3: no CUDA device.
 """
 import argparse
@@ -47,6 +49,27 @@ class Synthetic(Dataset):
         x = self.base[i % len(self.base)] * (1.0 + (i % 7) / 8.0)
         y = (torch.arange(self.batch) * 31 + i) % CLASSES
         return x, y, os.getpid()
+
+
+def forked_exit(wait_s=20.0):
+    """Fork a child that leaves at once through a normal exit, so that
+    atexit handlers and library destructors run in it (DataLoader workers
+    leave with os._exit, which runs neither).  Returns (pid, status): the
+    exit code, or "hung" when it had to be killed after wait_s."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        raise SystemExit(0)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < wait_s:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return pid, os.waitstatus_to_exitcode(st) if hasattr(os, "waitstatus_to_exitcode") else st
+        time.sleep(0.02)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return pid, "hung"
 
 
 def main():
@@ -92,12 +115,13 @@ def main():
             prev = now
         torch.cuda.synchronize()
         result(test="train", pin=args.pin, epoch=ep, ms="%.3f" % (1e3 * (time.perf_counter() - t0)))
+    child, child_status = forked_exit()
     h = hashlib.sha256()
     for p in model.parameters():
         h.update(p.detach().cpu().numpy().tobytes())
     result(test="train", pin=args.pin, step_ms="%.4f" % (1e3 * statistics.median(steps)) if steps else "nan",
            loss_sum="%.6f" % total.item(), digest=h.hexdigest()[:16], pid=os.getpid(),
-           workers=",".join(str(w) for w in sorted(workers)))
+           workers=",".join(str(w) for w in sorted(workers)), child=child, child_status=child_status)
     return 0
 
 

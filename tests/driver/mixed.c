@@ -1,0 +1,65 @@
+/* mixed - the runtime and the driver in one process, over one device: the
+ * (simulated) libcudart.so.12 calls the driver through cuGetProcAddress
+ * pointers, as the real cudart does, and the program also calls the driver
+ * itself.  R runtime allocations and D driver allocations (each freed by
+ * its own API) must be counted R + D times, not once more for the runtime
+ * calls' driver calls: the test script checks the JSON report.  Under the
+ * shim the runtime's own lookups return pincache's driver wrappers, so
+ * nothing but the ownership rule keeps them from being served twice.
+ *
+ *   mixed R D   (TAP; PINCACHE_LIB_EXPECTED=1 under the shim) */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include "../sim/sim.h"
+#include "../tap.h"
+
+int main(int argc, char **argv)
+{
+	int nr = argc > 2 ? atoi(argv[1]) : 40, nd = argc > 2 ? atoi(argv[2]) : 30, errors = 0;
+	CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+	CUresult (*host_alloc)(void **, size_t, unsigned), (*free_host)(void *);
+	CUresult (*retain)(CUcontext *, CUdevice), (*set)(CUcontext);
+	void (*counters)(struct sim_counters *);
+	struct sim_counters sc;
+	CUcontext ctx;
+	void *h, *p;
+	unsigned flags = 0;
+
+	/* The runtime first: it loads libcuda.so.1 and starts the driver. */
+	errors += cudaHostAlloc(&p, 4096, 0) != cudaSuccess;
+	errors += cudaFreeHost(p) != cudaSuccess;
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		skip_all("libcuda.so.1 not loaded by the runtime");
+	*(void **)&gpa = dlsym(h, "cuGetProcAddress_v2");
+	*(void **)&counters = dlsym(h, "simCounters");
+	ok(gpa && counters &&
+	   gpa("cuMemHostAlloc", (void **)&host_alloc, 12080, 0, NULL) == CUDA_SUCCESS &&
+	   gpa("cuMemFreeHost", (void **)&free_host, 12080, 0, NULL) == CUDA_SUCCESS &&
+	   gpa("cuDevicePrimaryCtxRetain", (void **)&retain, 12080, 0, NULL) == CUDA_SUCCESS &&
+	   gpa("cuCtxSetCurrent", (void **)&set, 12080, 0, NULL) == CUDA_SUCCESS,
+	   "driver entry points through cuGetProcAddress");
+	if (!gpa || !counters || retain(&ctx, 0) || set(ctx))
+		return done_testing();
+	for (int i = 1; i < nr; i++) {
+		errors += cudaHostAlloc(&p, 65536, 0) != cudaSuccess;
+		errors += cudaHostGetFlags(&flags, p) != cudaSuccess || flags != cudaHostAllocMapped;
+		errors += cudaFreeHost(p) != cudaSuccess;
+	}
+	for (int i = 0; i < nd; i++) {
+		errors += host_alloc(&p, 65536, 0) != CUDA_SUCCESS;
+		errors += free_host(p) != CUDA_SUCCESS;
+	}
+	is_int(errors, 0, "%d runtime and %d driver allocations, frees and flag queries", nr, nd);
+	counters(&sc);
+	diag("real host allocations: %llu", sc.host_allocs);
+	if (getenv("PINCACHE_LIB_EXPECTED"))
+		ok(sc.host_allocs <= 2, "both APIs served from one cache (%llu real allocations)", sc.host_allocs);
+	else
+		is_int((long long)sc.host_allocs, nr + nd, "plain: every allocation is real");
+	return done_testing();
+}

@@ -1,0 +1,391 @@
+/* sim_cuda.c - a simulated libcuda.so.1 (test double): the driver API over
+ * the simulated device of tests/sim, built into this library with its own
+ * copy of the device state (tests/driver/README.md).  Only what the tests
+ * need: contexts, host memory, streams, events, async copies, and
+ * cuGetProcAddress.  The device's cuda* entry points stay inside (the
+ * version script exports cu* and sim* only), as the real libcuda exports
+ * no runtime API; like the real one, no symbol carries a version.
+ *
+ * Error codes for bad input are assumed where they were not measured (see
+ * README.md): the driver rejects NULL out-pointers, size 0 and unknown
+ * flags with CUDA_ERROR_INVALID_VALUE, and calls that need a context fail
+ * with CUDA_ERROR_INVALID_CONTEXT when none is current. */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <cuda.h>
+#include "../sim/sim_internal.h"
+
+#define API __attribute__((visibility("default")))
+
+struct CUctx_st { int dev; int refs; };
+static struct CUctx_st ctxs[SIM_MAX_DEVICES];
+static int inited;
+static __thread CUcontext cur_ctx;
+
+/* The device's codes are the driver's for everything used here (1, 2, 3,
+ * 101, 201, 400, 600, 712, 713); the runtime's last error is not the
+ * driver's business, so it is cleared. */
+static CUresult drv(cudaError_t e)
+{
+	if (e != cudaSuccess && e != cudaErrorNotReady)
+		cudaGetLastError();
+	return (CUresult)e;
+}
+
+static CUresult need_ctx(void)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return cur_ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+#define NEED_CTX() do { CUresult r_ = need_ctx(); if (r_) return r_; } while (0)
+
+API CUresult cuInit(unsigned int flags)
+{
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDriverGetVersion(int *v)
+{
+	if (!v)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = 13000;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetCount(int *n)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return drv(cudaGetDeviceCount(n));
+}
+
+API CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+	int n = 0;
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!d)
+		return CUDA_ERROR_INVALID_VALUE;
+	cudaGetDeviceCount(&n);
+	if (ordinal < 0 || ordinal >= n)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*d = ordinal;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	int n = 0;
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	cudaGetDeviceCount(&n);
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev < 0 || dev >= n)
+		return CUDA_ERROR_INVALID_DEVICE;
+	ctxs[dev].dev = dev;
+	__atomic_fetch_add(&ctxs[dev].refs, 1, __ATOMIC_RELAXED);
+	*pctx = &ctxs[dev];
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	if (dev < 0 || dev >= SIM_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	__atomic_fetch_sub(&ctxs[dev].refs, 1, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	cur_ctx = ctx;
+	return ctx ? drv(cudaSetDevice(ctx->dev)) : CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = cur_ctx;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetDevice(CUdevice *d)
+{
+	NEED_CTX();
+	if (!d)
+		return CUDA_ERROR_INVALID_VALUE;
+	*d = cur_ctx->dev;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxSynchronize(void)
+{
+	NEED_CTX();
+	return drv(cudaDeviceSynchronize());
+}
+
+/* --- host memory --- */
+
+#define HOSTALLOC_FLAGS (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED)
+
+API CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
+{
+	NEED_CTX();
+	if (!pp || n == 0 || (flags & ~HOSTALLOC_FLAGS))
+		return CUDA_ERROR_INVALID_VALUE;
+	return drv(cudaHostAlloc(pp, n, flags));
+}
+
+API CUresult cuMemAllocHost_v2(void **pp, size_t n)
+{
+	return cuMemHostAlloc(pp, n, 0);
+}
+
+/* The CUDA 2.x ABI: a 32-bit size (reached by cuGetProcAddress with an old
+ * version, or by name). */
+API CUresult sim_cuMemAllocHost_v1(void **pp, unsigned int n) __asm__("cuMemAllocHost");
+CUresult sim_cuMemAllocHost_v1(void **pp, unsigned int n)
+{
+	return cuMemHostAlloc(pp, n, 0);
+}
+
+API CUresult cuMemFreeHost(void *p)
+{
+	NEED_CTX();
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	return drv(cudaFreeHost(p));
+}
+
+API CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
+{
+	NEED_CTX();
+	return drv(cudaHostGetFlags(flags, p));
+}
+
+API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdev, void *p, unsigned int flags)
+{
+	NEED_CTX();
+	return drv(cudaHostGetDevicePointer((void **)pdev, p, flags));
+}
+
+API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
+{
+	NEED_CTX();
+	return drv(cudaHostRegister(p, n, flags));
+}
+
+API CUresult cuMemHostUnregister(void *p)
+{
+	NEED_CTX();
+	return drv(cudaHostUnregister(p));
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *dp, size_t n)
+{
+	NEED_CTX();
+	if (!dp || n == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return drv(cudaMalloc((void **)dp, n));
+}
+
+API CUresult cuMemFree_v2(CUdeviceptr dp)
+{
+	NEED_CTX();
+	return drv(cudaFree((void *)(uintptr_t)dp));
+}
+
+/* --- streams and events --- */
+
+API CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+{
+	NEED_CTX();
+	if (!s || (flags & ~CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	return drv(cudaStreamCreateWithFlags((cudaStream_t *)s, flags));
+}
+
+API CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int prio)
+{
+	NEED_CTX();
+	if (!s || (flags & ~CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	return drv(cudaStreamCreateWithPriority((cudaStream_t *)s, flags, prio));
+}
+
+API CUresult cuStreamDestroy_v2(CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaStreamDestroy((cudaStream_t)s));
+}
+
+API CUresult cuStreamQuery(CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaStreamQuery((cudaStream_t)s));
+}
+
+API CUresult cuStreamSynchronize(CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaStreamSynchronize((cudaStream_t)s));
+}
+
+API CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
+{
+	NEED_CTX();
+	return drv(cudaStreamGetFlags((cudaStream_t)s, flags));
+}
+
+API CUresult cuEventCreate(CUevent *e, unsigned int flags)
+{
+	NEED_CTX();
+	return drv(cudaEventCreateWithFlags((cudaEvent_t *)e, flags));
+}
+
+API CUresult cuEventRecord(CUevent e, CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaEventRecord((cudaEvent_t)e, (cudaStream_t)s));
+}
+
+API CUresult cuEventQuery(CUevent e)
+{
+	NEED_CTX();
+	return drv(cudaEventQuery((cudaEvent_t)e));
+}
+
+API CUresult cuEventSynchronize(CUevent e)
+{
+	NEED_CTX();
+	return drv(cudaEventSynchronize((cudaEvent_t)e));
+}
+
+API CUresult cuEventDestroy_v2(CUevent e)
+{
+	NEED_CTX();
+	return drv(cudaEventDestroy((cudaEvent_t)e));
+}
+
+/* --- copies (stream 0 means the legacy stream, or in _ptsz the per-thread one) --- */
+
+API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaMemcpyAsync((void *)(uintptr_t)dst, src, n, cudaMemcpyHostToDevice, (cudaStream_t)s));
+}
+
+API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaMemcpyAsync(dst, (const void *)(uintptr_t)src, n, cudaMemcpyDeviceToHost, (cudaStream_t)s));
+}
+
+API CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaMemcpyAsync_ptsz((void *)(uintptr_t)dst, src, n, cudaMemcpyHostToDevice, (cudaStream_t)s));
+}
+
+API CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaMemcpyAsync_ptsz(dst, (const void *)(uintptr_t)src, n, cudaMemcpyDeviceToHost, (cudaStream_t)s));
+}
+
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	NEED_CTX();
+	return drv(cudaMemcpy((void *)(uintptr_t)dst, src, n, cudaMemcpyHostToDevice));
+}
+
+API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	NEED_CTX();
+	return drv(cudaMemcpy(dst, (const void *)(uintptr_t)src, n, cudaMemcpyDeviceToHost));
+}
+
+/* --- cuGetProcAddress: the variant with the highest version not above the
+ * one asked for; with per-thread flags, the _ptsz one where there is one. */
+
+struct proc { const char *name; int since; int ptsz; void *fn; };
+static const struct proc procs[] = {
+	{ "cuInit", 2000, 0, (void *)cuInit },
+	{ "cuDriverGetVersion", 2020, 0, (void *)cuDriverGetVersion },
+	{ "cuDeviceGet", 2000, 0, (void *)cuDeviceGet },
+	{ "cuDeviceGetCount", 2000, 0, (void *)cuDeviceGetCount },
+	{ "cuDevicePrimaryCtxRetain", 7000, 0, (void *)cuDevicePrimaryCtxRetain },
+	{ "cuDevicePrimaryCtxRelease", 11000, 0, (void *)cuDevicePrimaryCtxRelease_v2 },
+	{ "cuCtxSetCurrent", 4000, 0, (void *)cuCtxSetCurrent },
+	{ "cuCtxGetCurrent", 4000, 0, (void *)cuCtxGetCurrent },
+	{ "cuCtxGetDevice", 2000, 0, (void *)cuCtxGetDevice },
+	{ "cuCtxSynchronize", 2000, 0, (void *)cuCtxSynchronize },
+	{ "cuMemHostAlloc", 2020, 0, (void *)cuMemHostAlloc },
+	{ "cuMemAllocHost", 2000, 0, (void *)sim_cuMemAllocHost_v1 },
+	{ "cuMemAllocHost", 3020, 0, (void *)cuMemAllocHost_v2 },
+	{ "cuMemFreeHost", 2000, 0, (void *)cuMemFreeHost },
+	{ "cuMemHostGetFlags", 2030, 0, (void *)cuMemHostGetFlags },
+	{ "cuMemHostGetDevicePointer", 3020, 0, (void *)cuMemHostGetDevicePointer_v2 },
+	{ "cuMemHostRegister", 6050, 0, (void *)cuMemHostRegister_v2 },
+	{ "cuMemHostUnregister", 4000, 0, (void *)cuMemHostUnregister },
+	{ "cuMemAlloc", 3020, 0, (void *)cuMemAlloc_v2 },
+	{ "cuMemFree", 3020, 0, (void *)cuMemFree_v2 },
+	{ "cuStreamCreate", 2000, 0, (void *)cuStreamCreate },
+	{ "cuStreamCreateWithPriority", 5050, 0, (void *)cuStreamCreateWithPriority },
+	{ "cuStreamDestroy", 4000, 0, (void *)cuStreamDestroy_v2 },
+	{ "cuStreamQuery", 2000, 0, (void *)cuStreamQuery },
+	{ "cuStreamSynchronize", 2000, 0, (void *)cuStreamSynchronize },
+	{ "cuStreamGetFlags", 5050, 0, (void *)cuStreamGetFlags },
+	{ "cuEventCreate", 2000, 0, (void *)cuEventCreate },
+	{ "cuEventRecord", 2000, 0, (void *)cuEventRecord },
+	{ "cuEventQuery", 2000, 0, (void *)cuEventQuery },
+	{ "cuEventSynchronize", 2000, 0, (void *)cuEventSynchronize },
+	{ "cuEventDestroy", 4000, 0, (void *)cuEventDestroy_v2 },
+	{ "cuMemcpyHtoDAsync", 3020, 0, (void *)cuMemcpyHtoDAsync_v2 },
+	{ "cuMemcpyHtoDAsync", 7000, 1, (void *)cuMemcpyHtoDAsync_v2_ptsz },
+	{ "cuMemcpyDtoHAsync", 3020, 0, (void *)cuMemcpyDtoHAsync_v2 },
+	{ "cuMemcpyDtoHAsync", 7000, 1, (void *)cuMemcpyDtoHAsync_v2_ptsz },
+	{ "cuMemcpyHtoD", 3020, 0, (void *)cuMemcpyHtoD_v2 },
+	{ "cuMemcpyDtoH", 3020, 0, (void *)cuMemcpyDtoH_v2 },
+	{ "cuGetProcAddress", 12000, 0, NULL },   /* filled below: itself */
+};
+
+API CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
+				 CUdriverProcAddressQueryResult *status)
+{
+	const struct proc *best = NULL;
+	int found = 0, per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+
+	if (!sym || !pfn)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pfn = NULL;
+	for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
+		const struct proc *p = &procs[i];
+		if (strcmp(p->name, sym) != 0)
+			continue;
+		found = 1;
+		if (p->since > ver || (p->ptsz && !per_thread))
+			continue;
+		if (!best || p->since > best->since || (p->ptsz && per_thread))
+			best = p;
+	}
+	if (status)
+		*status = best ? CU_GET_PROC_ADDRESS_SUCCESS
+			 : found ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	if (!best)
+		return CUDA_ERROR_NOT_FOUND;
+	*pfn = best->fn ? best->fn : (void *)cuGetProcAddress_v2;
+	return CUDA_SUCCESS;
+}

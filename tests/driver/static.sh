@@ -1,0 +1,32 @@
+#!/bin/sh
+# static: a program that reaches the driver as nvcc's default static cudart
+# does (dlopen libcuda.so.1, dlsym cuGetProcAddress_v2, cuGetProcAddress)
+# churns pinned memory under the shim: served from the cache, and every
+# kernel sees its own iteration's bytes though blocks are freed while their
+# copies and kernels are still queued, on the legacy, a blocking, a
+# non-blocking (cuStreamCreate) and the per-thread stream (_ptsz copy).
+# nofences.sh proves the integrity check can fail.
+. "$top_srcdir/tests/driver/common.sh"
+
+tap_program "plain" plain "$DRV_BIN/drv_churn"
+if ! have_shim; then
+	tap_skip "shim: libpincache.so not built"
+	tap_done
+	exit 0
+fi
+drv_shim "shim" "$SIM_TMP/static.json" "$DRV_BIN/drv_churn"
+# Only the non-blocking stream: the fences know it only if the driver's
+# stream creation registered it.
+drv_shim "shim, non-blocking stream" "$SIM_TMP/nb.json" "$DRV_BIN/drv_churn" -b
+drv_shim "shim, one size" "$SIM_TMP/fixed.json" "$DRV_BIN/drv_churn" -f
+if jcheck_ok; then
+	hits=$(jget "$SIM_TMP/static.json" apis.cudaHostAlloc.hits+apis.cudaMallocHost.hits)
+	calls=$(jget "$SIM_TMP/static.json" stats.alloc_calls)
+	tap_eq "$calls" 150 "report: every driver allocation counted once"
+	[ "${hits:-0}" -gt 50 ]
+	tap_check $? "report: the cache served the driver allocations ($hits hits)"
+	tap_eq "$(jget "$SIM_TMP/static.json" stats.streams_created)" 2 "report: both cuStreamCreate streams joined the fences"
+else
+	tap_skip "report checks need tests/diag/jcheck (jansson)"
+fi
+tap_done
