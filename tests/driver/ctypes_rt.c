@@ -5,25 +5,13 @@
  * churn is served from the cache.
  *
  *   ctypes_rt PATH-TO-libcudart.so.13   (TAP; PINCACHE_LIB_EXPECTED=1 under the shim) */
-#define _GNU_SOURCE
-#include <dlfcn.h>
+#include "drv_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
 #include "../sim/sim.h"
 #include "../tap.h"
-
-static const char *lib_of(void *fn)
-{
-	Dl_info info;
-	const char *base;
-
-	if (!fn || !dladdr(fn, &info) || !info.dli_fname)
-		return "?";
-	base = strrchr(info.dli_fname, '/');
-	return base ? base + 1 : info.dli_fname;
-}
 
 int main(int argc, char **argv)
 {

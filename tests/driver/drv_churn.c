@@ -17,8 +17,7 @@
  *     -f  one size and flags (1 MiB, 0): then the cache must serve most
  *         allocations (varied sizes and flags need a block or two each)
  * Prints TAP and "mismatches=N" (nofences.sh reads it). */
-#define _GNU_SOURCE
-#include <dlfcn.h>
+#include "drv_test.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,17 +85,6 @@ static int get(void **fn, const char *name, int ver, unsigned long long flags)
 {
 	/* NULL symbolStatus, as many callers pass */
 	return D.gpa(name, fn, ver, flags, NULL) == CUDA_SUCCESS && *fn;
-}
-
-static const char *lib_of(void *fn)
-{
-	Dl_info info;
-	const char *base;
-
-	if (!fn || !dladdr(fn, &info) || !info.dli_fname)
-		return "?";
-	base = strrchr(info.dli_fname, '/');
-	return base ? base + 1 : info.dli_fname;
 }
 
 int main(int argc, char **argv)
