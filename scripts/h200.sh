@@ -2,8 +2,9 @@
 # h200.sh OUTDIR [TARBALL] - everything pincache measures on a real GPU, in
 # one unattended run: build from the dist tarball (no autotools needed),
 # the GPU suite, the staging suite (PINCACHE_H200_STAGE=0 skips it), the
-# benchmarks, the CUPTI checks, a PyTorch smoke test and the PyTorch jobs
-# of tests/torch (seeds' experiment, DataLoader, profiler, torchrun).
+# benchmarks, the CUPTI checks, static-cudart and driver-API programs
+# (tests/driver), a PyTorch smoke test and the PyTorch jobs of tests/torch
+# (seeds' experiment, DataLoader, profiler, torchrun).
 # Logs go to OUTDIR (at most a handful of files).  Used as:
 #   make dist && cp pincache-*.tar.gz .gpu/ && cp /usr/include/ut*.h .gpu/include/
 #   (on the GPU machine) scripts/h200.sh "$OUT" .gpu/pincache-*.tar.gz
@@ -49,6 +50,12 @@ if [ -f tests/cupti/run-gpu.sh ]; then
     cp -r tests/cupti/gpu-run "$work/cuptilogs" 2>/dev/null
 fi
 
+if [ -f tests/driver/run-gpu.sh ]; then
+    echo "== static cudart, driver API, Numba, CuPy (tests/driver)"
+    timeout 200 bash tests/driver/run-gpu.sh "$src" 2>&1 | tee "$out/driver.tap" | tail -40
+    cp -r tests/driver/gpu-run "$work/driverlogs" 2>/dev/null
+fi
+
 if python3 -c 'import torch' 2>/dev/null; then
     echo "== PyTorch smoke"
     {
@@ -67,5 +74,5 @@ if [ -f tests/torch/run-gpu.sh ]; then
     cp -r tests/torch/gpu-run "$work/torchlogs" 2>/dev/null
 fi
 
-tar -C "$work" -czf "$out/logs.tgz" gpulogs benchlogs cuptilogs torchlogs torch.txt 2>/dev/null
+tar -C "$work" -czf "$out/logs.tgz" gpulogs benchlogs cuptilogs driverlogs torchlogs torch.txt 2>/dev/null
 ls -la "$out"

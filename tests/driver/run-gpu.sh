@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# run-gpu.sh BUILDDIR - pincache on programs that do not link a shared
+# libcudart, on a real GPU; TAP and a markdown table on stdout.  Not part of
+# make check (CI has no GPU).  No CUDA device: "1..0 # SKIP".  Well under
+# 150 s on an H200.  Logs and reports stay in BUILDDIR/tests/driver/gpu-run/.
+#
+#  1  tests/bench/churn.cu built with plain nvcc (static cudart, the default;
+#     checked with ldd): plain, shimmed and twobuf at 1/8/64 MB, next to the
+#     shared build's plain and shimmed runs; per size, the shim served the
+#     static build's allocations from the cache (report alloc_hits) and its
+#     speedup is at least 0.8 x the shared build's
+#  2  tests/gpu/gpu_integrity.cu built static: plain and shimmed runs of
+#     both phases have 0 mismatches; with PINCACHE_TEST_NO_FENCES=1 the
+#     shimmed run sees corruption (the expected failure)
+#  3  Numba: a cuda.pinned_array churn (driver API through Numba's
+#     bindings) is served from the cache and gives the same sums
+#  4  CuPy: a smoke run gives the same checksum with and without pincache
+# 3 and 4 skip when python3 lacks numba or cupy.
+set -u
+unset LD_PRELOAD PINCACHE_MODE PINCACHE_REPORT PINCACHE_TEST_NO_FENCES
+
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+if ! builddir=$(cd "${1:-.}" 2>/dev/null && pwd); then
+    echo "Bail out! no build folder ${1:-.}"
+    exit 1
+fi
+lib=$builddir/src/.libs/libpincache.so
+out=$builddir/tests/driver/gpu-run
+mkdir -p "$out" || exit 1
+# shellcheck source=tests/gpu/cuda-env.sh
+. "$srcdir/tests/gpu/cuda-env.sh"
+
+pc_probe_device "$out" "$out/probe.log"
+case $? in
+1) echo "1..0 # SKIP no CUDA device"; exit 0 ;;
+2) echo "Bail out! a CUDA device is present but the probe could not be built or run"
+   sed 's/^/# /' "$out/probe.log"; exit 1 ;;
+esac
+[ -f "$lib" ] || { echo "Bail out! $lib not found (build pincache first)"; exit 1; }
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; }
+check() { local st=$1; shift; if [ "$st" = 0 ]; then ok "$@"; else notok "$@"; fi; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+
+# plain nvcc: static cudart (no -cudart flag), as most CUDA programs build
+static_build() { # OUT SRC
+    local cmd=("$PC_NVCC" -O2 -arch="$PC_ARCH" -Xcompiler -pthread -o "$1" "$2")
+    echo "${cmd[*]}"
+    "${cmd[@]}"
+}
+# run NAME SECONDS [VAR=VALUE...] PROG ARGS: NAME.out / NAME.err; sets rc
+run() {
+    local name=$1 secs=$2
+    shift 2
+    timeout -k 5 "$secs" env "$@" >"$out/$name.out" 2>"$out/$name.err"
+    rc=$?
+}
+field() { sed -n "s/^RESULT .* $2=\([^ ]*\).*/\1/p" "$out/$1.out" 2>/dev/null | head -n 1; }
+jnum() { # FILE DOTTED.PATH
+    python3 -c 'import json,sys
+o=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): o=o[k]
+print(o)' "$1" "$2" 2>/dev/null
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.2f\n", a / b }'; }
+shimenv() { echo LD_PRELOAD="$lib" PINCACHE_MODE=cache PINCACHE_REPORT="$out/$1.json"; }
+
+# ---- 1. churn: static build against the shared one
+{
+    static_build "$out/churn_static" "$srcdir/tests/bench/churn.cu" &&
+    pc_build "$out/churn_shared" "$srcdir/tests/bench/churn.cu"
+} >"$out/build-churn.log" 2>&1
+built=$?
+if [ "$built" != 0 ]; then
+    notok "churn: build failed"
+    sed 's/^/# /' "$out/build-churn.log" | tail -20
+else
+    ! ldd "$out/churn_static" | grep -q libcudart
+    check $? "churn built with plain nvcc links cudart statically"
+    table=()
+    for s in 1 8 64; do
+        args=(--size "$s" --reps 3 --target-ms 200)
+        run "static.plain.$s" 40 "$out/churn_static" --variant churn "${args[@]}"
+        # shellcheck disable=SC2046
+        run "static.shim.$s" 40 $(shimenv "static.shim.$s") "$out/churn_static" --variant churn "${args[@]}"
+        run "static.twobuf.$s" 40 "$out/churn_static" --variant twobuf "${args[@]}"
+        run "shared.plain.$s" 40 "$out/churn_shared" --variant churn "${args[@]}"
+        # shellcheck disable=SC2046
+        run "shared.shim.$s" 40 $(shimenv "shared.shim.$s") "$out/churn_shared" --variant churn "${args[@]}"
+        pl=$(field "static.plain.$s" ms_per_batch)
+        sh=$(field "static.shim.$s" ms_per_batch)
+        tb=$(field "static.twobuf.$s" ms_per_batch)
+        spl=$(field "shared.plain.$s" ms_per_batch)
+        ssh=$(field "shared.shim.$s" ms_per_batch)
+        sp=$(ratio "$pl" "$sh")
+        ssp=$(ratio "$spl" "$ssh")
+        hits=$(jnum "$out/static.shim.$s.json" stats.alloc_hits)
+        calls=$(jnum "$out/static.shim.$s.json" stats.alloc_calls)
+        [ -n "$hits" ] && [ -n "$calls" ] && [ "$calls" -gt 0 ] && [ $((hits * 2)) -gt "$calls" ]
+        check $? "churn static $s MB: the shim served the allocations from the cache (${hits:-?} hits of ${calls:-?})"
+        awk -v a="$sp" -v b="$ssp" 'BEGIN { exit !(a != "" && b != "" && a >= 0.8 * b) }'
+        check $? "churn static $s MB: speedup ${sp:-?}x, at least 0.8 x the shared build's ${ssp:-?}x"
+        table+=("| $s MB | ${pl:-fail} | ${sh:-fail} | ${tb:-fail} | ${sp:-n/a} | $(ratio "$tb" "$sh") | ${spl:-fail} | ${ssh:-fail} | ${ssp:-n/a} |")
+    done
+    echo "# ### Static cudart (plain nvcc): per-batch churn, ms/batch (median of 3)"
+    echo "# | size | plain | pincache | twobuf | speedup | twobuf/pincache | shared plain | shared pincache | shared speedup |"
+    echo "# |---|---|---|---|---|---|---|---|---|"
+    printf '# %s\n' "${table[@]}"
+fi
+
+# ---- 2. integrity, static build
+if static_build "$out/gpu_integrity_static" "$srcdir/tests/gpu/gpu_integrity.cu" >"$out/build-integrity.log" 2>&1; then
+    for phase in churn destroyed; do
+        for mode in plain shim; do
+            name=integrity.$phase.$mode
+            if [ "$mode" = plain ]; then
+                run "$name" 60 "$out/gpu_integrity_static" --phase "$phase" --iters 128
+            else
+                # shellcheck disable=SC2046
+                run "$name" 60 $(shimenv "$name") "$out/gpu_integrity_static" --phase "$phase" --iters 128
+            fi
+            m=$(sed -n 's/^RESULT integrity .* mismatches=\([0-9][0-9]*\) .*/\1/p' "$out/$name.out")
+            [ "$rc" = 0 ] && [ "${m:-x}" = 0 ]
+            check $? "integrity static $phase [$mode]: ${m:-no result} mismatches (exit $rc)"
+        done
+    done
+    hits=$(jnum "$out/integrity.churn.shim.json" stats.alloc_hits)
+    [ "${hits:-0}" -gt 0 ]
+    check $? "integrity static: the shim served its allocations (${hits:-0} hits)"
+    # shellcheck disable=SC2046
+    run integrity.nofence 60 $(shimenv integrity.nofence) PINCACHE_TEST_NO_FENCES=1 \
+        "$out/gpu_integrity_static" --phase churn --iters 128
+    m=$(sed -n 's/^RESULT integrity .* mismatches=\([0-9][0-9]*\) .*/\1/p' "$out/integrity.nofence.out")
+    [ "${m:-0}" -gt 0 ]
+    check $? "integrity static, fences off: corruption seen (expected): ${m:-no result} mismatches"
+else
+    notok "integrity: static build failed"
+    sed 's/^/# /' "$out/build-integrity.log" | tail -20
+fi
+
+# ---- 3. Numba pinned_array churn
+if python3 -c 'import numba.cuda, numpy; assert numba.cuda.is_available()' >/dev/null 2>&1; then
+    run numba.plain 60 python3 "$srcdir/tests/driver/numba_churn.py"
+    # shellcheck disable=SC2046
+    run numba.shim 60 $(shimenv numba.shim) python3 "$srcdir/tests/driver/numba_churn.py"
+    a=$(sed -n 's/^checksum //p' "$out/numba.plain.out")
+    b=$(sed -n 's/^checksum //p' "$out/numba.shim.out")
+    [ -n "$a" ] && [ "$a" = "$b" ]
+    check $? "numba: same sums with and without pincache (${a:-none} / ${b:-none})"
+    hits=$(jnum "$out/numba.shim.json" stats.alloc_hits)
+    calls=$(jnum "$out/numba.shim.json" stats.alloc_calls)
+    [ -n "$hits" ] && [ "$hits" -gt 100 ]
+    check $? "numba: cuda.pinned_array served from the cache (${hits:-?} hits of ${calls:-?})"
+else
+    skip "numba with CUDA not available"
+    skip "numba with CUDA not available"
+fi
+
+# ---- 4. CuPy smoke
+if python3 -c 'import cupy; cupy.cuda.runtime.getDeviceCount()' >/dev/null 2>&1; then
+    run cupy.plain 60 python3 "$srcdir/tests/driver/cupy_smoke.py"
+    # shellcheck disable=SC2046
+    run cupy.shim 60 $(shimenv cupy.shim) python3 "$srcdir/tests/driver/cupy_smoke.py"
+    a=$(sed -n 's/^checksum //p' "$out/cupy.plain.out")
+    b=$(sed -n 's/^checksum //p' "$out/cupy.shim.out")
+    [ -n "$a" ] && [ "$a" = "$b" ]
+    check $? "cupy: same checksum with and without pincache (${a:-none} / ${b:-none})"
+    calls=$(jnum "$out/cupy.shim.json" stats.alloc_calls)
+    echo "# cupy: pincache saw ${calls:-?} pinned allocations, $(jnum "$out/cupy.shim.json" stats.alloc_hits) hits"
+else
+    skip "cupy not available"
+fi
+echo "1..$n"
