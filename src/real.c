@@ -55,29 +55,27 @@ typedef void *(*pc_dlsym_fn)(void *, const char *);
 static pc_dlsym_fn pc_libc_dlsym;   /* written once (idempotent), atomics */
 
 /* dlvsym is not interposed, so it reaches the C library; RTLD_NEXT from
- * here names the first dlsym after libpincache. */
-void *pc_real_dlsym_fn(void)
+ * here names the first dlsym after libpincache (never libpincache's own). */
+PC_NO_SAN void *pc_real_dlsym_fn(void)
 {
     static const char *const vers[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
     pc_dlsym_fn f = __atomic_load_n(&pc_libc_dlsym, __ATOMIC_ACQUIRE);
 
     for (size_t i = 0; !f && i < sizeof vers / sizeof vers[0]; i++) {
         f = (pc_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", vers[i]);
-        if (f && pc_is_self((void *)f))
-            f = NULL;
         if (f)
             __atomic_store_n(&pc_libc_dlsym, f, __ATOMIC_RELEASE);
     }
     return (void *)f;
 }
 
-void *pc_real_dlsym(void *handle, const char *name)
+PC_NO_SAN void *pc_real_dlsym(void *handle, const char *name)
 {
     pc_dlsym_fn f = (pc_dlsym_fn)pc_real_dlsym_fn();
     return f ? f(handle, name) : NULL;
 }
 
-int pc_is_self(void *addr)
+PC_NO_SAN int pc_is_self(void *addr)
 {
     Dl_info self, other;
     if (!dladdr((void *)pc_is_self, &self) || !dladdr(addr, &other))
@@ -143,7 +141,7 @@ static void *pc_lookup_in(struct pc_lib *lib, const char *name)
     return f && !pc_is_self(f) ? f : NULL;
 }
 
-int pc_real_major_of(const char *path)
+PC_NO_SAN int pc_real_major_of(const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;

@@ -43,14 +43,19 @@ static inline void *pc_real_fn(int idx)
     ({ __typeof__(&name) pc_f_ = PC_REAL(name);                              \
        pc_f_ ? pc_f_(__VA_ARGS__) : CUDA_ERROR_NOT_INITIALIZED; })
 
+/* Not instrumented by sanitizers: the dlsym path (intercept/dlsym.c and
+ * what it calls here) runs inside a preloaded sanitizer runtime's own
+ * start-up, before its shadow memory exists. */
+#define PC_NO_SAN __attribute__((no_sanitize("address", "thread", "undefined")))
+
 /* The C library's dlsym, never the interposer (intercept/dlsym.c).
  * RTLD_NEXT through it means "after libpincache". */
-void *pc_real_dlsym(void *handle, const char *name);
+PC_NO_SAN void *pc_real_dlsym(void *handle, const char *name);
 /* That dlsym itself (NULL if it cannot be found). */
-void *pc_real_dlsym_fn(void);
+PC_NO_SAN void *pc_real_dlsym_fn(void);
 
 /* Is addr inside libpincache itself?  (The "resolved to myself" trap.) */
-int pc_is_self(void *addr);
+PC_NO_SAN int pc_is_self(void *addr);
 /* Path of a loaded object whose base name starts with prefix, even one loaded
  * RTLD_LOCAL; 1 when found (path may be NULL). */
 int pc_loaded_path(const char *prefix, char *path, size_t n);
@@ -60,7 +65,7 @@ const char *pc_real_source(void);
 
 /* The cudart major (PC_MAJOR_*) of a loaded object's path: PC_MAJOR_12 for
  * libcudart.so.12*, PC_MAJOR_DEFAULT for anything else. */
-int pc_real_major_of(const char *path);
+PC_NO_SAN int pc_real_major_of(const char *path);
 
 /* rtdrv.c: stand-ins for the few runtime calls pincache itself makes (fences,
  * last error), built on the driver, for processes with no libcudart at all

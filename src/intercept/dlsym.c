@@ -5,7 +5,8 @@
  * library's answer, untouched.
  *
  * It runs inside whatever called dlsym, possibly before pincache is
- * initialized: no locks, no allocation, no initialization of the cache.
+ * initialized (even inside a sanitizer runtime's start-up: PC_NO_SAN): no
+ * locks, no allocation, no initialization of the cache.
  * RTLD_NEXT depends on who called, so that case jumps straight to the real
  * dlsym with the caller's return address intact (assembly below).
  *
@@ -41,12 +42,12 @@ static struct pc_hook pc_hooks[] = {
 #define PC_NHOOK (sizeof pc_hooks / sizeof pc_hooks[0])
 static int pc_hooks_sorted;
 
-static int pc_hook_cmp(const void *a, const void *b)
+PC_NO_SAN static int pc_hook_cmp(const void *a, const void *b)
 {
     return strcmp(((const struct pc_hook *)a)->name, ((const struct pc_hook *)b)->name);
 }
 
-static const struct pc_hook *pc_hook_find(const char *name)
+PC_NO_SAN static const struct pc_hook *pc_hook_find(const char *name)
 {
     if (__atomic_load_n(&pc_hooks_sorted, __ATOMIC_ACQUIRE)) {
         struct pc_hook key = { name, NULL, NULL };
@@ -58,7 +59,7 @@ static const struct pc_hook *pc_hook_find(const char *name)
     return NULL;
 }
 
-void *pc_hook_symbol(const char *name, void *real)
+PC_NO_SAN void *pc_hook_symbol(const char *name, void *real)
 {
     const struct pc_hook *h;
     const char *base;
@@ -80,7 +81,7 @@ void *pc_hook_symbol(const char *name, void *real)
 }
 
 /* Called for every handle but RTLD_NEXT. */
-__attribute__((visibility("hidden"), used)) void *pc_dlsym_hook(void *handle, const char *name)
+__attribute__((visibility("hidden"), used)) PC_NO_SAN void *pc_dlsym_hook(void *handle, const char *name)
 {
     return pc_hook_symbol(name, pc_real_dlsym(handle, name));
 }
@@ -88,7 +89,7 @@ __attribute__((visibility("hidden"), used)) void *pc_dlsym_hook(void *handle, co
 /* The real dlsym, for the RTLD_NEXT jump; NULL until first needed. */
 __attribute__((visibility("hidden"), used)) void *pc_dlsym_next;
 
-__attribute__((visibility("hidden"), used)) void *pc_dlsym_init(void)
+__attribute__((visibility("hidden"), used)) PC_NO_SAN void *pc_dlsym_init(void)
 {
     void *f = pc_real_dlsym_fn();
     __atomic_store_n(&pc_dlsym_next, f, __ATOMIC_RELEASE);

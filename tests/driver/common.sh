@@ -8,6 +8,11 @@
 #   jcheck_ok                           jcheck is built (needs jansson)
 . "$top_srcdir/tests/diag/common.sh"
 DRV_BIN=$top_builddir/tests/driver
+# The doubles load libcuda.so.1 by soname, as the real cudart does.  Their
+# rpath finds it, except where a sanitizer's dlopen interceptor makes the
+# sanitizer runtime the caller (its rpath is not ours): hence the path.
+LD_LIBRARY_PATH=$DRV_BIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
 
 drv_shim() {
 	_l=$1
@@ -18,4 +23,13 @@ drv_shim() {
 
 jcheck_ok() {
 	[ -x "$DIAG_BIN/jcheck" ]
+}
+
+# report_ok FILE: the report exists (the program ran under the shim)
+report_ok() {
+	if [ -s "$1" ]; then
+		return 0
+	fi
+	tap_check 1 "report $(basename "$1") written"
+	return 1
 }

@@ -188,5 +188,7 @@ int main(int argc, char **argv)
 		is_int((long long)sc.host_allocs, iters, "plain: every allocation is real");
 	D.stream_destroy(q[1]);
 	D.stream_destroy(q[2]);
+	free(dc);
+	free(zc);
 	return done_testing();
 }

@@ -14,7 +14,7 @@ if ! have_shim; then
 	exit 0
 fi
 drv_shim "shim" "$SIM_TMP/mixed.json" "$DRV_BIN/mixed" $R $D
-if jcheck_ok; then
+if jcheck_ok && report_ok "$SIM_TMP/mixed.json"; then
 	j=$SIM_TMP/mixed.json
 	tap_eq "$(jget "$j" stats.alloc_calls)" $((R + D)) "report: allocations counted once each"
 	tap_eq "$(jget "$j" apis.cudaHostAlloc.calls)" $((R + D)) "report: cudaHostAlloc + cuMemHostAlloc calls"

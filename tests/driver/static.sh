@@ -19,7 +19,7 @@ drv_shim "shim" "$SIM_TMP/static.json" "$DRV_BIN/drv_churn"
 # stream creation registered it.
 drv_shim "shim, non-blocking stream" "$SIM_TMP/nb.json" "$DRV_BIN/drv_churn" -b
 drv_shim "shim, one size" "$SIM_TMP/fixed.json" "$DRV_BIN/drv_churn" -f
-if jcheck_ok; then
+if jcheck_ok && report_ok "$SIM_TMP/static.json"; then
 	hits=$(jget "$SIM_TMP/static.json" apis.cudaHostAlloc.hits+apis.cudaMallocHost.hits)
 	calls=$(jget "$SIM_TMP/static.json" stats.alloc_calls)
 	tap_eq "$calls" 150 "report: every driver allocation counted once"
