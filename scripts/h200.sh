@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # h200.sh OUTDIR [TARBALL] - everything pincache measures on a real GPU, in
 # one unattended run: build from the dist tarball (no autotools needed),
-# the GPU suite, the staging suite (PINCACHE_H200_STAGE=0 skips it), the
-# benchmarks, the CUPTI checks, static-cudart and driver-API programs
+# the GPU suite, the staging suite, the benchmarks, the CUPTI checks, static-cudart and driver-API programs
 # (tests/driver), a PyTorch smoke test and the PyTorch jobs of tests/torch
 # (seeds' experiment, DataLoader, profiler, torchrun).
+# PINCACHE_H200_SECTIONS picks sections (default: all of "suite stage bench
+# cupti driver smoke torch"), to fit a device call's time limit.
 # Logs go to OUTDIR (at most a handful of files).  Used as:
 #   make dist && cp pincache-*.tar.gz .gpu/ && cp /usr/include/ut*.h .gpu/include/
 #   (on the GPU machine) scripts/h200.sh "$OUT" .gpu/pincache-*.tar.gz
 set -u
 out=${1:?usage: h200.sh OUTDIR [TARBALL]}
+sections=" ${PINCACHE_H200_SECTIONS:-suite stage bench cupti driver smoke torch} "
+[ "${PINCACHE_H200_STAGE:-1}" = 1 ] || sections=${sections/ stage / }
+want() { case $sections in *" $1 "*) return 0 ;; esac; return 1; }
 tarball=${2:-$(ls .gpu/pincache-*.tar.gz 2>/dev/null | head -1)}
 repo=$(pwd)
 mkdir -p "$out"
@@ -33,30 +37,30 @@ if ! { ./configure CPPFLAGS="-I$repo/.gpu/include" && make -j"$(nproc)"; } > "$o
     exit 1
 fi
 
-echo "== GPU suite"
+want suite && echo "== GPU suite" &&
 PINCACHE_GPU_LOGDIR=$work/gpulogs timeout 150 scripts/gpu-suite.sh "$src" 2>&1 | tee "$out/gpu-suite.tap" | tail -40
 
-if [ "${PINCACHE_H200_STAGE:-1}" = 1 ] && [ -x tests/stage/run-gpu.sh ]; then
+if want stage && [ -x tests/stage/run-gpu.sh ]; then
     echo "== staging suite and benchmark"
     timeout 150 tests/stage/run-gpu.sh "$src" 2>&1 | tee "$out/stage.txt" | tail -40
 fi
 
-echo "== benchmarks"
+want bench && echo "== benchmarks" &&
 PINCACHE_BENCH_LOGDIR=$work/benchlogs timeout 280 scripts/bench.sh "$src" 2>&1 | tee "$out/bench.md" | tail -60
 
-if [ -f tests/cupti/run-gpu.sh ]; then
+if want cupti && [ -f tests/cupti/run-gpu.sh ]; then
     echo "== CUPTI timeline"
     timeout 200 bash tests/cupti/run-gpu.sh "$src" 2>&1 | tee "$out/cupti.tap" | tail -30
     cp -r tests/cupti/gpu-run "$work/cuptilogs" 2>/dev/null
 fi
 
-if [ -f tests/driver/run-gpu.sh ]; then
+if want driver && [ -f tests/driver/run-gpu.sh ]; then
     echo "== static cudart, driver API, Numba, CuPy (tests/driver)"
     timeout 200 bash tests/driver/run-gpu.sh "$src" 2>&1 | tee "$out/driver.tap" | tail -40
     cp -r tests/driver/gpu-run "$work/driverlogs" 2>/dev/null
 fi
 
-if python3 -c 'import torch' 2>/dev/null; then
+if want smoke && python3 -c 'import torch' 2>/dev/null; then
     echo "== PyTorch smoke"
     {
         python3 "$src/tests/gpu/torch_smoke.py"
@@ -68,7 +72,7 @@ if python3 -c 'import torch' 2>/dev/null; then
     [ -n "$a" ] && [ "$a" = "$b" ] && echo "torch: checksums identical" || echo "torch: CHECKSUMS DIFFER"
 fi
 
-if [ -f tests/torch/run-gpu.sh ]; then
+if want torch && [ -f tests/torch/run-gpu.sh ]; then
     echo "== PyTorch jobs: seeds' experiment, DataLoader, profiler, torchrun (tests/torch)"
     timeout 260 bash tests/torch/run-gpu.sh "$src" 2>&1 | tee "$out/torch.tap"
     cp -r tests/torch/gpu-run "$work/torchlogs" 2>/dev/null
