@@ -106,23 +106,34 @@ static unsigned long long device_waits(void)
         T[t].synced += device_waits() - w0_;                                        \
     } while (0)
 
-/* Calls that wait for a stream: a long call waited for the kernel. */
-#define STREAM_WAIT(t, bytes_, call)                                                \
+/* Calls that wait for a stream.  waits_: known by construction - 1 right
+ * after a kernel was queued on the stream the call waits for (KERNEL_US is
+ * far longer than the gap), 0 after drain().  (Timing the call instead made
+ * the expectation flaky on a loaded machine: an idle-device call can take
+ * long there too.)  The timing still guards the construction: a call
+ * expected to wait that returned at once means the kernel was not in
+ * flight, which is reported as an error. */
+#define STREAM_WAIT(t, bytes_, waits_, call)                                        \
     do {                                                                            \
         uint64_t t0_ = now_ns();                                                    \
         CK(call);                                                                   \
         T[t].calls++;                                                               \
         T[t].bytes += (bytes_);                                                     \
-        T[t].synced += now_ns() - t0_ >= WAITED_NS;                                 \
+        T[t].synced += (waits_);                                                    \
+        if ((waits_) && now_ns() - t0_ < WAITED_NS) {                               \
+            fprintf(stderr, "scenario: %s returned at once: nothing to wait for\n",  \
+                    #call);                                                         \
+            errors++;                                                               \
+        }                                                                           \
     } while (0)
 
 static void copy(int t, int kind, void *dst, const void *src, size_t n, enum cudaMemcpyKind k,
-                 cudaStream_t s, int timed)
+                 cudaStream_t s, int timed, int waits)
 {
     if (t == MC)
-        STREAM_WAIT(MC, n, cudaMemcpy(dst, src, n, k));
+        STREAM_WAIT(MC, n, waits, cudaMemcpy(dst, src, n, k));
     else
-        STREAM_WAIT(MCA, n, cudaMemcpyAsync(dst, src, n, k, s));
+        STREAM_WAIT(MCA, n, waits, cudaMemcpyAsync(dst, src, n, k, s));
     if (kind >= 0) {
         K[kind].calls++;
         K[kind].bytes += n;
@@ -169,10 +180,10 @@ static int counts(int observe, int scale)
     /* Stream syncs: busy, idle, and the per-thread stream. */
     CK(cudaStreamCreate(&s));
     kernel(s);
-    STREAM_WAIT(SS, 0, cudaStreamSynchronize(s));
-    STREAM_WAIT(SS, 0, cudaStreamSynchronize(s));
+    STREAM_WAIT(SS, 0, 1, cudaStreamSynchronize(s));
+    STREAM_WAIT(SS, 0, 0, cudaStreamSynchronize(s));
     kernel(cudaStreamPerThread);
-    STREAM_WAIT(SS, 0, cudaStreamSynchronize_ptsz(0));
+    STREAM_WAIT(SS, 0, 1, cudaStreamSynchronize_ptsz(0));
 
     /* Device memory frees wait for the device. */
     CK(cudaMalloc(&d, MIB));
@@ -200,19 +211,19 @@ static int counts(int observe, int scale)
     if (!hbuf || !dbuf || !pbuf)
         return 1;
     for (i = 0; i < 3 * scale; i++)
-        drain(), copy(MC, H2D_PAGE, dbuf, hbuf, MIB, cudaMemcpyHostToDevice, 0, 1);
+        drain(), copy(MC, H2D_PAGE, dbuf, hbuf, MIB, cudaMemcpyHostToDevice, 0, 1, 0);
     for (i = 0; i < 2; i++)
-        drain(), copy(MCA, H2D_PIN, dbuf, pbuf, 2 * MIB, cudaMemcpyHostToDevice, s, 0);
+        drain(), copy(MCA, H2D_PIN, dbuf, pbuf, 2 * MIB, cudaMemcpyHostToDevice, s, 0, 0);
     for (i = 0; i < 2; i++)
-        drain(), copy(MC, D2H_PAGE, hbuf, dbuf, 512 << 10, cudaMemcpyDeviceToHost, 0, 1);
-    drain(), copy(MCA, D2H_PIN, pbuf, dbuf, 3 * MIB, cudaMemcpyDeviceToHost, s, 0);
-    drain(), copy(MCA, D2H_PAGE, hbuf, dbuf, 100000, cudaMemcpyDeviceToHost, s, 1); /* returns when done */
-    drain(), copy(MC, H2D_PAGE, dbuf, hbuf, 1000, cudaMemcpyDefault, 0, 1);
-    drain(), copy(MC, -1, dbuf, dbuf + 2 * MIB, 100, cudaMemcpyDeviceToDevice, 0, 1);
+        drain(), copy(MC, D2H_PAGE, hbuf, dbuf, 512 << 10, cudaMemcpyDeviceToHost, 0, 1, 0);
+    drain(), copy(MCA, D2H_PIN, pbuf, dbuf, 3 * MIB, cudaMemcpyDeviceToHost, s, 0, 0);
+    drain(), copy(MCA, D2H_PAGE, hbuf, dbuf, 100000, cudaMemcpyDeviceToHost, s, 1, 0); /* returns when done */
+    drain(), copy(MC, H2D_PAGE, dbuf, hbuf, 1000, cudaMemcpyDefault, 0, 1, 0);
+    drain(), copy(MC, -1, dbuf, dbuf + 2 * MIB, 100, cudaMemcpyDeviceToDevice, 0, 1, 0);
     drain();
-    STREAM_WAIT(SS, 0, cudaStreamSynchronize(s));
+    STREAM_WAIT(SS, 0, 0, cudaStreamSynchronize(s));
     kernel(cudaStreamLegacy);                              /* a copy that waits for it */
-    copy(MC, H2D_PAGE, dbuf, hbuf, 4096, cudaMemcpyHostToDevice, 0, 1);
+    copy(MC, H2D_PAGE, dbuf, hbuf, 4096, cudaMemcpyHostToDevice, 0, 1, 1);
     CK(cudaMemcpy2D(dbuf, 1024, hbuf, 1024, 1024, 4, cudaMemcpyHostToDevice));
     T[MCO].calls++, T[MCO].bytes += 4096;
     CK(cudaFreeHost(pbuf));
