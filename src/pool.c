@@ -201,6 +201,15 @@ fail_release:
     return p->ops->alloc(p->ctx, req, key, out);
 }
 
+/* Would a new block of size (for a request of req) keep what the cache
+ * holds within the headroom, without releasing another first?  Lock held. */
+static int pc_room_for(const struct pc_pool *p, size_t size, size_t req)
+{
+    size_t limit = p->req_peak > p->req_live + req ? p->req_peak : p->req_live + req;
+    limit += pc_headroom(p, limit, size);
+    return p->held + size <= limit;
+}
+
 int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit)
 {
     unsigned cls;
@@ -220,15 +229,20 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
     pthread_mutex_unlock(&p->lock);
     if (!b && wait_seq) {
         /* The oldest candidate is still fenced: poll it (outside the lock:
-         * CUDA calls).  With two idle blocks or more, wait for it no longer
-         * than a new real block would take; with one, allocate a second
-         * one instead, as a hand-written double buffer would. */
+         * CUDA calls).  With one idle block, allocate a second one instead,
+         * as a hand-written double buffer would.  With two or more, the
+         * GPU is more than a double buffer behind: deepen the pipeline by
+         * one more block while that fits in the headroom without releasing
+         * anything (memory the headroom allows anyway); beyond it, wait for
+         * the fence no longer than a new real block would take. */
         uint64_t budget;
+        int room;
         pthread_mutex_lock(&p->lock);
         budget = pc_alloc_cost_ns(p, size);
+        room = pc_room_for(p, size, req);
         pthread_mutex_unlock(&p->lock);
         int ready = p->ops->fence_poll(p->ctx, wait_seq);
-        if (!ready && idle >= 2) {
+        if (!ready && idle >= 2 && !room) {
             PC_STAT_INC(alloc_fence_waits);
             ready = p->ops->fence_wait(p->ctx, wait_seq, budget);
         }

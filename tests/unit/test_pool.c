@@ -129,10 +129,8 @@ static void test_reuse_waits_for_fence(void)
     ok(fake_waited == 0, "with one fenced idle block a second one is allocated at once (double buffer)");
     pc_pool_free(&p, b, 6);
     void *w = xalloc(&p, 100000, 0, &hit);
-    ok(fake_waited > 0 && fake_waited <= 2000000,
-       "with two fenced idle blocks the oldest is waited for, no longer than a real allocation costs (%llu ns)",
-       (unsigned long long)fake_waited);
-    ok(w != a && w != b && !hit, "...and when it stays fenced, a new block after all");
+    ok(fake_waited == 0 && w != a && w != b && !hit,
+       "with two fenced idle blocks and room in the headroom, a third block at once (no wait)");
     pc_pool_free(&p, w, 0);
     void *x = xalloc(&p, 100000, 0, &hit);
     ok(x == w && hit, "an unfenced idle block is handed out first");
@@ -145,6 +143,31 @@ static void test_reuse_waits_for_fence(void)
     void *e = xalloc(&p, 100000, 0, &hit);
     ok(e == b && hit, "the second block comes back once its fence completed");
     is_int((long)fake.allocs, 4, "four real allocations in all");
+}
+
+/* Blocks too large for the headroom to hold a third one: the oldest fenced
+ * block is waited for instead, no longer than a real allocation costs. */
+static void test_wait_without_room(void)
+{
+    struct pc_pool p;
+    const size_t n = (size_t)20 << 20;      /* a class of its own; 3 > peak + 32 MiB */
+    int hit;
+
+    fake_reset(&p, (size_t)1 << 40);
+    pc_pool_init(&p, &fake_ops, NULL, (size_t)1 << 40, 15);
+    void *a = xalloc(&p, n, 0, &hit);
+    pc_pool_free(&p, a, 5);
+    void *b = xalloc(&p, n, 0, &hit);
+    ok(b != a && !hit, "large blocks: a second one while the first is fenced");
+    pc_pool_free(&p, b, 6);
+    fake_waited = 0;
+    void *w = xalloc(&p, n, 0, &hit);
+    ok(fake_waited > 0 && fake_waited <= 100000000,
+       "large blocks, no room for a third: the oldest is waited for, no longer than a real allocation costs (%llu ns)",
+       (unsigned long long)fake_waited);
+    ok(w && w != b && !hit && fake.allocs == 3, "...and when it stays fenced, a new block after all");
+    is_int((long)fake.live, (long)(3 * n) - (long)n, "the headroom made room for it by releasing one idle block");
+    pc_pool_free(&p, w, 0);
 }
 
 static void test_states_and_double_free(void)
@@ -320,6 +343,7 @@ int main(void)
     test_cap_prefers_idle_device();
     test_oom_trims_and_retries();
     test_headroom();
+    test_wait_without_room();
     test_threads();
     return done_testing();
 }
