@@ -3,7 +3,8 @@
 # `pincache run`; TAP and markdown tables on stdout.  Not part of make check
 # (CI has no GPU).  No torch or no CUDA device: "1..0 # SKIP".  Bounded to
 # PINCACHE_TORCH_BUDGET seconds (default 220; a section that would not fit
-# is skipped); every process runs under timeout.  Programs' output and
+# is skipped); PINCACHE_TORCH_SKIP lists sections to leave out; every
+# process runs under timeout.  Programs' output and
 # pincache's reports stay in BUILDDIR/tests/torch/gpu-run/.  PYTHON picks the
 # interpreter (default python3); for trial runs, PINCACHE_TORCH_ROWS (512),
 # PINCACHE_TORCH_STEPS (150 per epoch) and PINCACHE_TORCH_TRAIN_ARGS (extra
@@ -95,6 +96,9 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $*"; }
 skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
 
+# wanted SECTION: not listed in PINCACHE_TORCH_SKIP (a space-separated list
+# of sections, to fit a device call that repeats only some of them).
+wanted() { case " ${PINCACHE_TORCH_SKIP:-} " in *" $1 "*) return 1 ;; esac; return 0; }
 # fits SECS: the section's estimated SECS still fit in the budget.
 fits() { t_section=$SECONDS; [ $((SECONDS + $1)) -le "$budget" ]; }
 
@@ -154,7 +158,7 @@ echo "- command: \`bash tests/torch/run-gpu.sh BUILDDIR\` (logs: $out)"
 echo
 
 # ---- seeds ----
-if fits 70; then
+if wanted seeds && fits 70; then
     for k in $(seq 1 "$reps"); do
         order="plain shim"
         [ $((k % 2)) = 0 ] && order="shim plain"
@@ -170,11 +174,11 @@ if fits 70; then
     errs $(for k in $(seq 1 "$reps"); do echo "seeds.plain.$k seeds.shim.$k"; done)
     points seeds "$out" "$reps" "$passes"
 else
-    skip "seeds: not enough of the ${budget} s budget left"
+    skip "seeds: skipped (PINCACHE_TORCH_SKIP, or not enough of the ${budget} s budget left)"
 fi
 
 # ---- train ----
-if fits 55; then
+if wanted train && fits 55; then
     for p in 1 0; do
         run "train.plain.pin$p" 60 "$py" "$here/train.py" --pin "$p" --epochs "$epochs" --steps "$steps" $train_args
         mkdir -p "$out/train.shim.pin$p.reports"
@@ -184,11 +188,11 @@ if fits 55; then
     errs train.plain.pin1 train.shim.pin1 train.plain.pin0 train.shim.pin0
     points train "$out" "$epochs"
 else
-    skip "train: not enough of the ${budget} s budget left"
+    skip "train: skipped (PINCACHE_TORCH_SKIP, or not enough of the ${budget} s budget left)"
 fi
 
 # ---- profile ----
-if fits 30; then
+if wanted profile && fits 30; then
     prof=$srcdir/tests/cupti/torch_profile.py
     run profile.plain 60 "$py" "$prof"
     shim profile.default 60 "$out/profile.default.json" "$py" "$prof"
@@ -196,11 +200,11 @@ if fits 30; then
     errs profile.plain profile.default profile.auto
     points profile "$out"
 else
-    skip "profile: not enough of the ${budget} s budget left"
+    skip "profile: skipped (PINCACHE_TORCH_SKIP, or not enough of the ${budget} s budget left)"
 fi
 
 # ---- ranks ----
-if fits 30; then
+if wanted ranks && fits 30; then
     mkdir -p "$out/reports"
     shim torchrun 90 "$out/reports/rank%r.json" \
         "$py" -m torch.distributed.run --standalone --nproc_per_node=2 "$here/ranks.py"
@@ -214,21 +218,21 @@ if fits 30; then
     errs torchrun
     points ranks "$out"
 else
-    skip "ranks: not enough of the ${budget} s budget left"
+    skip "ranks: skipped (PINCACHE_TORCH_SKIP, or not enough of the ${budget} s budget left)"
 fi
 
 # ---- varsize ----
-if fits 25; then
+if wanted varsize && fits 25; then
     run varsize.plain 60 "$py" "$here/varsize.py"
     shim varsize.shim 60 "$out/varsize.shim.json" "$py" "$here/varsize.py"
     errs varsize.plain varsize.shim
     points varsize "$out"
 else
-    skip "varsize: not enough of the ${budget} s budget left"
+    skip "varsize: skipped (PINCACHE_TORCH_SKIP, or not enough of the ${budget} s budget left)"
 fi
 
 # ---- register ----
-if fits 20; then
+if wanted register && fits 20; then
     export PYTORCH_CUDA_ALLOC_CONF=pinned_use_cuda_host_register:True
     run register.plain 60 "$py" "$here/register.py"
     shim register.shim 60 "$out/register.shim.json" "$py" "$here/register.py"
@@ -236,7 +240,7 @@ if fits 20; then
     errs register.plain register.shim
     points register "$out"
 else
-    skip "register: not enough of the ${budget} s budget left"
+    skip "register: skipped (PINCACHE_TORCH_SKIP, or not enough of the ${budget} s budget left)"
 fi
 
 echo
