@@ -8,6 +8,8 @@
 # cupti driver smoke torch"), to fit a device call's time limit.
 # Logs go to OUTDIR (at most a handful of files).  Used as:
 #   make dist && cp pincache-*.tar.gz .gpu/ && cp /usr/include/ut*.h .gpu/include/
+#   (and for the CLI's merge: cp /usr/include/jansson*.h .gpu/include/ and
+#   cp -a /usr/lib/x86_64-linux-gnu/libjansson.so* .gpu/lib/)
 #   (on the GPU machine) scripts/h200.sh "$OUT" .gpu/pincache-*.tar.gz
 set -u
 out=${1:?usage: h200.sh OUTDIR [TARBALL]}
@@ -32,7 +34,11 @@ src=$(pwd)
 } > "$out/machine.txt" 2>&1
 
 echo "== build"
-if ! { ./configure CPPFLAGS="-I$repo/.gpu/include" && make -j"$(nproc)"; } > "$out/build.log" 2>&1; then
+# .gpu/include: uthash (and jansson) headers; .gpu/lib: libjansson for the
+# CLI's report/merge, when carried (the GPU machine has neither package).
+ldflags=
+[ -d "$repo/.gpu/lib" ] && ldflags="-L$repo/.gpu/lib -Wl,-rpath,$repo/.gpu/lib"
+if ! { ./configure CPPFLAGS="-I$repo/.gpu/include" LDFLAGS="$ldflags" && make -j"$(nproc)"; } > "$out/build.log" 2>&1; then
     tail -40 "$out/build.log"
     exit 1
 fi
