@@ -151,12 +151,12 @@ run "twobuf.mapped.$big" "$outdir/churn" --variant twobuf --size "$big" --flags 
 run "churn.off.$big" LD_PRELOAD="$lib" PINCACHE_MODE=off "$outdir/churn" --variant churn --size "$big"
 
 # ---- hit path: plain is slow (real pinning per call), so far fewer pairs.
-# hitpath.rtfence: fences through the runtime's calls instead of the driver's.
+# hitpath.drvfence: fences through the driver's calls instead of the runtime's.
 run hitpath.plain "$outdir/hitpath" --pairs 200 --batch 10 --warmup 10
 shim hitpath.shim
 run hitpath.shim "${senv[@]}" "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
-shim hitpath.rtfence
-run hitpath.rtfence "${senv[@]}" PINCACHE_TEST_FENCE_RUNTIME=1 "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
+shim hitpath.drvfence
+run hitpath.drvfence "${senv[@]}" PINCACHE_TEST_FENCE_DRIVER=1 "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
 
 # ---- variable sizes (shimmed only: the question is how much pincache holds)
 shim varsize.shim
@@ -242,12 +242,12 @@ echo "### Hit path: cudaHostAlloc(64 KB) + cudaFreeHost, 4 idle non-blocking str
 echo
 echo "| | pairs | median ns/pair | p10 | p90 |"
 echo "|---|---|---|---|---|"
-for m in plain shim rtfence; do
+for m in plain shim drvfence; do
     echo "| $m | $(field "hitpath.$m" pairs) | $(or_fail "$(field "hitpath.$m" median_ns)") |" \
          "$(field "hitpath.$m" p10_ns) | $(field "hitpath.$m" p90_ns) |"
 done
 echo
-echo "(rtfence: pincache with PINCACHE_TEST_FENCE_RUNTIME=1, fences made with the runtime's calls instead of the driver's.)"
+echo "(drvfence: pincache with PINCACHE_TEST_FENCE_DRIVER=1, fences made with the driver's calls instead of the runtime's.)"
 echo
 echo "Speedup of the pair under pincache: $(ratio "$(field hitpath.plain median_ns)" "$(field hitpath.shim median_ns)" 0)x"
 echo

@@ -66,20 +66,22 @@ static void pc_mark_broken(cudaError_t err, const char *what)
 /* --- the three calls a fence is made of ---
  *
  * A fence costs one event record and query on the legacy stream plus one
- * query per non-blocking stream, on every free.  The driver's entry points
- * do the same work as the runtime's without the runtime's per-call layer,
- * so they are used when the loaded libcuda has them.  Any answer other than
- * done or not ready (no current context on this thread, a foreign context)
- * is asked again through the runtime, whose answer stands: it makes the
- * context current as the program's own call would, and its error codes are
- * what the rest of this file expects. */
+ * query per non-blocking stream, on every free.  They go through the
+ * runtime.  The driver's entry points can be used instead
+ * (PINCACHE_TEST_FENCE_DRIVER=1, for comparison).  On the H200 they made the
+ * alloc+free pair faster in a run with CUPTI collecting (1.56 against 2.81
+ * us) and slower in a run without it, the default (3.10 against 1.96 us);
+ * why is not known (docs/benchmarks.md, runs 3 and 4).  On the
+ * driver path any answer other than done or not ready (no current context
+ * on this thread, a foreign context) is asked again through the runtime,
+ * whose answer stands. */
 static int pc_drv_ok = -1;     /* -1 undecided, 0 runtime only, 1 driver first */
 
 static int pc_use_drv(void)
 {
     int ok = __atomic_load_n(&pc_drv_ok, __ATOMIC_RELAXED);
     if (ok < 0) {
-        ok = !pc_opt.test_fence_runtime && PC_REAL(cuStreamQuery) && PC_REAL(cuEventRecord) &&
+        ok = pc_opt.test_fence_driver && PC_REAL(cuStreamQuery) && PC_REAL(cuEventRecord) &&
              PC_REAL(cuEventQuery);
         __atomic_store_n(&pc_drv_ok, ok, __ATOMIC_RELAXED);
     }
