@@ -15,7 +15,8 @@
 #   unavailable  PINCACHE_CUPTI=on and no libcupti to load: the program's
 #                output and status are unchanged, the report says unavailable
 #   attrib       observe mode: the CUPTI-based waited count and stall agree
-#                with the fence-based ones; copy bytes by host memory kind
+#                with the fence-based ones (stall within 5% or 10 ms: the wake-up
+#                after a wait is late on a loaded machine); copy bytes by kind
 #   local        a profiler-like library linking libcupti, loaded RTLD_LOCAL
 #                (torch's layout): its calls bind to pincache's wrappers, which
 #                find the local libcupti; "first": before any CUDA call
@@ -137,7 +138,7 @@ jcheck "$SIM_TMP/attrib.json" attrib \
 	's["cupti_sync_calls"] == 2' \
 	's["cupti_sync_calls_waited"] == s["would_sync"]' \
 	'a["cudaFreeHost"]["gpu_waited"] == 1' \
-	'abs(s["cupti_sync_stall_ns"] - s["would_sync_ns"]) <= 0.05 * s["would_sync_ns"]' \
+	'abs(s["cupti_sync_stall_ns"] - s["would_sync_ns"]) <= max(0.05 * s["would_sync_ns"], 10e6)' \
 	'a["cudaFreeHost"]["gpu_stall_ns"] == s["cupti_sync_stall_ns"]' \
 	's["gpu_kernels"] == 2 and s["gpu_memcpys"] == 2' \
 	's["gpu_memcpy_pageable_bytes"] == 1048576 and s["gpu_memcpy_pinned_bytes"] == 2097152' \

@@ -23,7 +23,7 @@ if jcheck_ok && report_ok "$SIM_TMP/static.json"; then
 	hits=$(jget "$SIM_TMP/static.json" apis.cudaHostAlloc.hits+apis.cudaMallocHost.hits)
 	calls=$(jget "$SIM_TMP/static.json" stats.alloc_calls)
 	tap_eq "$calls" 150 "report: every driver allocation counted once"
-	[ "${hits:-0}" -gt 50 ]
+	[ "${hits:-0}" -gt 25 ]   # of 150; the rest wait for fences or deepen the pipeline
 	tap_check $? "report: the cache served the driver allocations ($hits hits)"
 	tap_eq "$(jget "$SIM_TMP/static.json" stats.streams_created)" 2 "report: both cuStreamCreate streams joined the fences"
 else
