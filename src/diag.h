@@ -70,16 +70,21 @@ static inline void pc_call_set_bytes(uint64_t bytes)
 }
 
 /* PC_FORWARD with the call accounted as api (bytes, ptr: see struct pc_call). */
-#define PC_FORWARD_TIMED(api, bytes, ptr, name, core_call, ...)              \
+#define PC_FORWARD_TIMED_WITH(call_real, api, bytes, ptr, name, core_call, ...)  \
     do {                                                                     \
         if (!pc_enter())                                                     \
-            return PC_CALL_REAL(name, __VA_ARGS__);                          \
+            return call_real(name, __VA_ARGS__);                             \
         pc_call_begin(api, bytes, ptr);                                      \
         __auto_type pc_r_ = (core_call);                                     \
         pc_call_end(pc_r_ == 0);                                             \
         pc_leave();                                                          \
         return pc_r_;                                                        \
     } while (0)
+#define PC_FORWARD_TIMED(api, bytes, ptr, name, core_call, ...)              \
+    PC_FORWARD_TIMED_WITH(PC_CALL_REAL, api, bytes, ptr, name, core_call, __VA_ARGS__)
+/* The same for driver entry points (CUresult; CUDA_SUCCESS is 0 too). */
+#define PC_DRV_TIMED(api, bytes, ptr, name, core_call, ...)                  \
+    PC_FORWARD_TIMED_WITH(PC_CALL_DRV, api, bytes, ptr, name, core_call, __VA_ARGS__)
 
 /* --- sync attribution: is the GPU work this call waits for in flight? --- */
 

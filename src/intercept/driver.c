@@ -15,18 +15,6 @@
 #include "diag.h"
 #include "intercept.h"
 
-/* PC_FORWARD_TIMED for entry points that return CUresult. */
-#define PC_DRV_TIMED(api, bytes, ptr, name, core_call, ...)                  \
-    do {                                                                     \
-        if (!pc_enter())                                                     \
-            return PC_CALL_DRV(name, __VA_ARGS__);                           \
-        pc_call_begin(api, bytes, ptr);                                      \
-        CUresult pc_r_ = (core_call);                                        \
-        pc_call_end(pc_r_ == CUDA_SUCCESS);                                  \
-        pc_leave();                                                          \
-        return pc_r_;                                                        \
-    } while (0)
-
 PC_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 {
     PC_DRV_TIMED(PC_API_host_alloc, n, pp, cuMemHostAlloc, pc_drv_host_alloc(pp, n, flags, 0), pp, n, flags);
