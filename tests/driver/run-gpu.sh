@@ -20,23 +20,9 @@ set -u
 unset LD_PRELOAD PINCACHE_MODE PINCACHE_REPORT PINCACHE_TEST_NO_FENCES
 
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-if ! builddir=$(cd "${1:-.}" 2>/dev/null && pwd); then
-    echo "Bail out! no build folder ${1:-.}"
-    exit 1
-fi
-lib=$builddir/src/.libs/libpincache.so
-out=$builddir/tests/driver/gpu-run
-mkdir -p "$out" || exit 1
 # shellcheck source=tests/gpu/cuda-env.sh
 . "$srcdir/tests/gpu/cuda-env.sh"
-
-pc_probe_device "$out" "$out/probe.log"
-case $? in
-1) echo "1..0 # SKIP no CUDA device"; exit 0 ;;
-2) echo "Bail out! a CUDA device is present but the probe could not be built or run"
-   sed 's/^/# /' "$out/probe.log"; exit 1 ;;
-esac
-[ -f "$lib" ] || { echo "Bail out! $lib not found (build pincache first)"; exit 1; }
+pc_gpu_start driver "${1:-.}"
 
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }

@@ -77,3 +77,25 @@ pc_probe_device() {
     [ "$have_smi" = 1 ] && return 2
     return 1
 }
+
+# pc_gpu_start NAME [BUILDDIR]: the opening of a GPU TAP script.  Sets
+# builddir, lib (the built libpincache.so) and out (BUILDDIR/tests/NAME/
+# gpu-run, created), then probes the device: without one the script ends
+# with "1..0 # SKIP"; a device it cannot use, a missing build or library
+# end it with "Bail out!".
+pc_gpu_start() {
+    if ! builddir=$(cd "${2:-.}" 2>/dev/null && pwd); then
+        echo "Bail out! no build folder ${2:-.}"
+        exit 1
+    fi
+    lib=$builddir/src/.libs/libpincache.so
+    out=$builddir/tests/$1/gpu-run
+    mkdir -p "$out" || exit 1
+    pc_probe_device "$out" "$out/probe.log"
+    case $? in
+    1) echo "1..0 # SKIP no CUDA device"; exit 0 ;;
+    2) echo "Bail out! a CUDA device is present but the probe could not be built or run"
+       sed 's/^/# /' "$out/probe.log"; exit 1 ;;
+    esac
+    [ -f "$lib" ] || { echo "Bail out! $lib not found (build pincache first)"; exit 1; }
+}
