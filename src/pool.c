@@ -106,6 +106,14 @@ static size_t pc_headroom(const struct pc_pool *p, size_t peak, size_t size)
     return h > size ? h : size;
 }
 
+/* What the cache may hold once a block of size is added for a request of
+ * req: the peak request (this one included) plus the headroom.  Lock held. */
+static size_t pc_hold_limit(const struct pc_pool *p, size_t size, size_t req)
+{
+    size_t limit = p->req_peak > p->req_live + req ? p->req_peak : p->req_live + req;
+    return limit + pc_headroom(p, limit, size);
+}
+
 /* Lock held. */
 static void pc_req_add(struct pc_pool *p, size_t req)
 {
@@ -150,8 +158,7 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     /* Keep what the cache holds near what the program asks for: release
      * idle blocks before adding a real one beyond the headroom. */
     pthread_mutex_lock(&p->lock);
-    limit = p->req_peak > p->req_live + req ? p->req_peak : p->req_live + req;
-    limit += pc_headroom(p, limit, size);
+    limit = pc_hold_limit(p, size, req);
     if (p->held + size > limit)
         excess = p->held + size - limit;
     limit = p->cached > excess ? p->cached - excess : 0;
@@ -205,9 +212,7 @@ fail_release:
  * holds within the headroom, without releasing another first?  Lock held. */
 static int pc_room_for(const struct pc_pool *p, size_t size, size_t req)
 {
-    size_t limit = p->req_peak > p->req_live + req ? p->req_peak : p->req_live + req;
-    limit += pc_headroom(p, limit, size);
-    return p->held + size <= limit;
+    return p->held + size <= pc_hold_limit(p, size, req);
 }
 
 int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit)
