@@ -213,8 +213,9 @@ echo "Where the time goes (ms per batch: runs a / b; fill = the program's memset
 echo
 echo "| size | pincache | twobuf | pincache fill | twobuf fill | pincache api | twobuf api |"
 echo "|---|---|---|---|---|---|---|"
+# ab NAME KEY: KEY of runs NAME.a and NAME.b
+ab() { echo "$(field "$1.a" "$2") / $(field "$1.b" "$2")"; }
 for s in $sizes; do
-    ab() { echo "$(field "$1.a" "$2") / $(field "$1.b" "$2")"; }
     echo "| $s MB | $(ab "churn.shim.$s" ms_per_batch) | $(ab "twobuf.$s" ms_per_batch) |" \
          "$(ab "churn.shim.$s" fill_ms) | $(ab "twobuf.$s" fill_ms) | $(ab "churn.shim.$s" api_ms) | $(ab "twobuf.$s" api_ms) |"
 done
