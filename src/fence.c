@@ -88,15 +88,20 @@ static int pc_use_drv(void)
     return ok;
 }
 
+/* Done or not ready: the two answers the driver path keeps (same numbers
+ * in both APIs); anything else is asked again through the runtime. */
+_Static_assert((int)CUDA_SUCCESS == (int)cudaSuccess && (int)CUDA_ERROR_NOT_READY == (int)cudaErrorNotReady,
+               "driver and runtime share these codes");
+static int pc_drv_settled(CUresult r)
+{
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY;
+}
+
 static cudaError_t pc_stream_query(cudaStream_t s)
 {
-    if (pc_use_drv()) {
-        CUresult r = PC_REAL(cuStreamQuery)((CUstream)s);
-        if (r == CUDA_SUCCESS)
-            return cudaSuccess;
-        if (r == CUDA_ERROR_NOT_READY)
-            return cudaErrorNotReady;
-    }
+    CUresult r;
+    if (pc_use_drv() && pc_drv_settled(r = PC_REAL(cuStreamQuery)((CUstream)s)))
+        return (cudaError_t)r;
     return PC_CALL_REAL(cudaStreamQuery, s);
 }
 
@@ -109,13 +114,9 @@ static cudaError_t pc_event_record(cudaEvent_t e, cudaStream_t s)
 
 static cudaError_t pc_event_query(cudaEvent_t e)
 {
-    if (pc_use_drv()) {
-        CUresult r = PC_REAL(cuEventQuery)((CUevent)e);
-        if (r == CUDA_SUCCESS)
-            return cudaSuccess;
-        if (r == CUDA_ERROR_NOT_READY)
-            return cudaErrorNotReady;
-    }
+    CUresult r;
+    if (pc_use_drv() && pc_drv_settled(r = PC_REAL(cuEventQuery)((CUevent)e)))
+        return (cudaError_t)r;
     return PC_CALL_REAL(cudaEventQuery, e);
 }
 
