@@ -2,20 +2,33 @@
 # h200-forkdiag.sh OUTDIR - on the GPU machine, from the repository root with
 # the dist tarball and headers in .gpu/ (see h200.sh): which part of pincache
 # makes a fork() child that leaves through exit() crash under torch
-# (docs/benchmarks.md, run 4)?  Each line: the child exit status plain and
-# under each setting; then a gdb backtrace of the child if gdb is there.
-# Not yet run on a GPU.
+# (docs/benchmarks.md, run 4)?  Each line: the child's exit status plainly and
+# under each setting, for four kinds of CUDA use before the fork (1: a
+# device tensor; 2: and a pinned one; 3: and an async copy from it; 4: 2 and
+# a query of the per-thread default stream, which creates it).  Then
+# the native backtrace of a crashing child (tests/torch/segvtrace.c), with
+# pincache's frames resolved by addr2line.
 set -u
 out=$1; repo=$PWD
 work=/tmp/fd; rm -rf $work; mkdir -p $work; tar -C $work -xzf .gpu/pincache-0.1.0.tar.gz
 cd $work/pincache-0.1.0 || exit 1
 { ./configure CPPFLAGS=-I$repo/.gpu/include --without-jansson && make -j16; } >$out/fdbuild.log 2>&1 || { tail -20 $out/fdbuild.log; exit 1; }
 lib=$PWD/src/.libs/libpincache.so
+gcc -shared -fPIC -g -O1 -o $work/segvtrace.so $repo/tests/torch/segvtrace.c || exit 1
 cat > f.py <<'PY'
 import os, sys, torch
+level = int(sys.argv[1])
 x = torch.ones(1 << 20).cuda()
-p = torch.ones(1 << 20).pin_memory()
-y = p.cuda(non_blocking=True)
+if level >= 2:
+    p = torch.ones(1 << 20).pin_memory()
+if level == 3:
+    y = p.cuda(non_blocking=True)
+if level == 4:
+    # What pincache used to do: ask about the per-thread default stream,
+    # which brings it into being.
+    import ctypes
+    rt = [l.split()[-1] for l in open("/proc/self/maps") if "libcudart.so" in l][0]
+    ctypes.CDLL(rt).cudaStreamQuery(ctypes.c_void_p(2))
 torch.cuda.synchronize()
 sys.stdout.flush()
 pid = os.fork()
@@ -24,19 +37,25 @@ if pid == 0:
 _, st = os.waitpid(pid, 0)
 print("child", os.waitstatus_to_exitcode(st))
 PY
+mkdir -p $out/segv
 for v in plain PINCACHE_MODE=off PINCACHE_MODE=observe PINCACHE_STAGE=off PINCACHE_MODE=cache; do
-    if [ $v = plain ]; then
-        a=$(timeout 40 python3 f.py 2>&1 | tail -1)
-        b=$(timeout 40 python3 tests/torch/train.py --pin 1 --epochs 1 --steps 10 2>/dev/null | tail -1 | grep -o 'child_status=[^ ]*')
-    else
-        a=$(env $v PINCACHE_REPORT=off LD_PRELOAD=$lib timeout 40 python3 f.py 2>&1 | tail -1)
-        b=$(env $v PINCACHE_REPORT=off LD_PRELOAD=$lib timeout 40 python3 tests/torch/train.py --pin 1 --epochs 1 --steps 10 2>/dev/null | tail -1 | grep -o 'child_status=[^ ]*')
-    fi
-    echo "[$v] f.py: $a | train: $b"
+    line="[$v]"
+    for level in 1 2 3 4; do
+        if [ $v = plain ]; then
+            a=$(timeout 40 python3 f.py $level 2>&1 | tail -1)
+        else
+            a=$(env $v PINCACHE_REPORT=off SEGVTRACE_DIR=$out/segv LD_PRELOAD="$work/segvtrace.so $lib" \
+                timeout 40 python3 f.py $level 2>$out/segv/$v.$level.err | tail -1)
+        fi
+        line="$line f.py $level: $a |"
+    done
+    echo "$line"
 done
-if command -v gdb >/dev/null; then
-    timeout 60 gdb -q -batch -ex 'set follow-fork-mode child' -ex run -ex bt \
-        --args env PINCACHE_REPORT=off LD_PRELOAD=$lib python3 f.py 2>&1 | grep -v '^\[' | tail -30
-else
-    echo "no gdb"
-fi
+for e in $out/segv/*.err; do
+    grep -q SEGVTRACE "$e" || continue
+    echo "== $(basename $e)"
+    grep -A40 SEGVTRACE "$e" | head -45
+    grep -o 'libpincache.so[^(]*(+0x[0-9a-f]*)' "$e" | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' |
+        while read -r off; do echo "  $off: $(addr2line -f -C -e $lib $off | tr '\n' ' ')"; done
+    break
+done

@@ -241,6 +241,8 @@ void pc_diag_probe_stream(cudaStream_t s)
 {
     cudaError_t e;
 
+    if (s == cudaStreamPerThread)
+        pc_tls_ptstream = 1;     /* the program's own call is about to use it */
     if (!pc_can_probe())
         return;
     e = PC_CALL_REAL(cudaStreamQuery, s);

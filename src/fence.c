@@ -395,7 +395,9 @@ static int pc_query_busy(cudaStream_t s)
 /* Queries only, no event: cheaper than a fence, and an event recorded just
  * to ask would itself be work in flight for a moment, so an idle device
  * would look busy.  Every known stream is asked (the blocking ones too),
- * and this thread's per-thread stream. */
+ * and this thread's per-thread stream if the program used it. */
+__thread int pc_tls_ptstream __attribute__((tls_model("initial-exec")));
+
 int pc_fence_busy_now(void)
 {
     int cur = 0, busy = 0, switched = 0;
@@ -416,7 +418,7 @@ int pc_fence_busy_now(void)
             if (PC_CALL_REAL(cudaSetDevice, d) != cudaSuccess)
                 break;
         }
-        busy = pc_query_busy(cudaStreamLegacy) || pc_query_busy(cudaStreamPerThread);
+        busy = pc_query_busy(cudaStreamLegacy) || (pc_tls_ptstream && pc_query_busy(cudaStreamPerThread));
         HASH_ITER(hh, F.streams, st, tmp) {
             if (!busy && st->dev == d)
                 busy = pc_query_busy(st->s);

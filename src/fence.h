@@ -37,6 +37,11 @@ int pc_fence_idle(void);
 /* Is GPU work in flight right now?  Stream and event queries only: no
  * fence, no event recorded (sync attribution). */
 int pc_fence_busy_now(void);
+/* Set on a thread once the program itself used its per-thread default
+ * stream: only then does pc_fence_busy_now ask about it.  Asking brings the
+ * stream into being, and a fork() child of a process holding one that the
+ * program never made crashes in the driver at exit (H200, PyTorch). */
+extern __thread int pc_tls_ptstream;
 
 void pc_fence_stream_created(cudaStream_t s, unsigned int flags);
 void pc_fence_stream_destroying(cudaStream_t s);

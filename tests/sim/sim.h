@@ -32,6 +32,7 @@ struct sim_counters {
 	unsigned long long live_device_bytes;
 	unsigned long long streams_created;    /* cudaStreamCreate* (not default streams) */
 	unsigned long long streams_destroyed;
+	unsigned long long per_thread_streams; /* per-thread default streams brought into being */
 	unsigned long long events_created;
 	unsigned long long events_destroyed;
 	unsigned long long events_recorded;

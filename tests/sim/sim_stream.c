@@ -199,6 +199,7 @@ static struct CUstream_st *per_thread_stream(int dev)
 {
 	if (!tls_pts[dev]) {
 		tls_pts[dev] = stream_new(SK_PER_THREAD, dev, 0, 0);
+		sim_ctr.per_thread_streams++;
 		pthread_setspecific(pts_key, (void *)1);
 	}
 	return tls_pts[dev];
