@@ -46,9 +46,11 @@ fi
 
 failed=0
 pids=()
-progs=(churn hitpath varsize)
+progs=(churn hitpath varsize callcost)
 for p in "${progs[@]}"; do
-    pc_build "$outdir/$p" "$srcdir/tests/bench/$p.cu" >"$logdir/build-$p.log" 2>&1 &
+    extra=()
+    [ "$p" = callcost ] && extra=(-lcuda)
+    pc_build "$outdir/$p" "$srcdir/tests/bench/$p.cu" "${extra[@]}" >"$logdir/build-$p.log" 2>&1 &
     pids+=($!)
 done
 for i in "${!progs[@]}"; do
@@ -129,12 +131,15 @@ ratio() {
 }
 or_fail() { if [ -n "$1" ]; then echo "$1"; else echo "FAIL"; fi; }
 
-# ---- churn table.  pincache and the hand-optimized version run twice each,
-# interleaved (a b a b), and each keeps the better of its two medians: the
-# same treatment for both, and less exposed to a slow moment of the machine.
+# ---- churn table.  pincache and the hand-optimized version run four times
+# each, interleaved (a b a b ...), and each is represented by the median of
+# its four medians: the same treatment for both.  At 64 MB a batch is the
+# program's own memset, whose speed moved by 13% between two runs of the
+# same program (run 4), so fewer runs would measure the machine.
+runs="a b c d"
 for s in $sizes; do
     run "churn.plain.$s" "$outdir/churn" --variant churn --size "$s"
-    for k in a b; do
+    for k in $runs; do
         shim "churn.shim.$s.$k"
         run "churn.shim.$s.$k" "${senv[@]}" "$outdir/churn" --variant churn --size "$s"
         run "twobuf.$s.$k" "$outdir/churn" --variant twobuf --size "$s"
@@ -158,6 +163,8 @@ run hitpath.shim "${senv[@]}" "$outdir/hitpath" --pairs 100000 --batch 100 --war
 shim hitpath.drvfence
 run hitpath.drvfence "${senv[@]}" PINCACHE_TEST_FENCE_DRIVER=1 "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
 
+# ---- what the calls of a fence cost here, plainly (the hit pair's floor)
+run callcost "$outdir/callcost"
 # ---- variable sizes (shimmed only: the question is how much pincache holds)
 shim varsize.shim
 run varsize.shim "${senv[@]}" "$outdir/varsize" --ops 20000 --max-live 48
@@ -187,34 +194,39 @@ echo "### Per-batch churn (ms/batch, median of 3 repetitions; lower is better)"
 echo
 echo "| size | plain churn | churn+pincache | hand-optimized twobuf | pageable | speedup (plain/pincache) | pincache vs twobuf (twobuf/pincache, target >= 0.95) | pageable+pincache |"
 echo "|---|---|---|---|---|---|---|---|"
-# best NAME...: the smallest ms_per_batch among the runs named
-best() {
-    local v n b=""
-    for n in "$@"; do
-        v=$(field "$n" ms_per_batch)
-        [ -n "$v" ] || continue
-        b=$(awk -v a="$b" -v v="$v" 'BEGIN { print (a == "" || v + 0 < a + 0) ? v : a }')
+# med PREFIX: the median ms_per_batch of runs PREFIX.a, PREFIX.b, ... ("" if any failed)
+med() {
+    local k v all=""
+    for k in $runs; do
+        v=$(field "$1.$k" ms_per_batch)
+        [ -n "$v" ] || { echo ""; return; }
+        all="$all $v"
     done
-    echo "$b"
+    echo "$all" | tr ' ' '\n' | sed '/^$/d' | sort -g |
+        awk '{ v[NR] = $1 } END { printf "%.4f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 for s in $sizes; do
     pl=$(field "churn.plain.$s" ms_per_batch)
-    sh=$(best "churn.shim.$s.a" "churn.shim.$s.b")
-    tb=$(best "twobuf.$s.a" "twobuf.$s.b")
+    sh=$(med "churn.shim.$s")
+    tb=$(med "twobuf.$s")
     pg=$(field "pageable.$s" ms_per_batch)
     ps=$(field "pageable.shim.$s" ms_per_batch)
     echo "| $s MB | $(or_fail "$pl") | $(or_fail "$sh") | $(or_fail "$tb") | $(or_fail "$pg") |" \
          "$(ratio "$pl" "$sh")x | $(ratio "$tb" "$sh") | $(or_fail "$ps") |"
 done
 echo
-echo "Each pincache and twobuf figure is the better of two interleaved runs (a, b), each the median of 3 repetitions."
+echo "Each pincache and twobuf figure is the median of four interleaved runs ($runs), each the median of 3 repetitions."
 echo
-echo "Where the time goes (ms per batch: runs a / b; fill = the program's memset, api = its allocation calls or twobuf's event wait):"
+echo "Where the time goes (ms per batch: runs $runs; fill = the program's memset, api = its allocation calls or twobuf's event wait):"
 echo
 echo "| size | pincache | twobuf | pincache fill | twobuf fill | pincache api | twobuf api |"
 echo "|---|---|---|---|---|---|---|"
-# ab NAME KEY: KEY of runs NAME.a and NAME.b
-ab() { echo "$(field "$1.a" "$2") / $(field "$1.b" "$2")"; }
+# ab NAME KEY: KEY of runs NAME.a, NAME.b, ..., separated by " / "
+ab() {
+    local k out=""
+    for k in $runs; do out="$out${out:+ / }$(field "$1.$k" "$2")"; done
+    echo "$out"
+}
 for s in $sizes; do
     echo "| $s MB | $(ab "churn.shim.$s" ms_per_batch) | $(ab "twobuf.$s" ms_per_batch) |" \
          "$(ab "churn.shim.$s" fill_ms) | $(ab "twobuf.$s" fill_ms) | $(ab "churn.shim.$s" api_ms) | $(ab "twobuf.$s" api_ms) |"
@@ -251,6 +263,14 @@ echo
 echo "(drvfence: pincache with PINCACHE_TEST_FENCE_DRIVER=1, fences made with the driver's calls instead of the runtime's.)"
 echo
 echo "Speedup of the pair under pincache: $(ratio "$(field hitpath.plain median_ns)" "$(field hitpath.shim median_ns)" 0)x"
+echo
+cc() { sed -n "s/^RESULT callcost op=$1 ns=\([^ ]*\).*/\1/p" "$logdir/callcost.out" 2>/dev/null | head -n 1; }
+echo "What a fence's calls cost on this machine, plainly, device idle (tests/bench/callcost.cu, ns per call," \
+     "median of 51 batches of 1000; clock source $(sed -n 's/^RESULT callcost clocksource=//p' "$logdir/callcost.out" 2>/dev/null)):" \
+     "clock_gettime $(cc clock), cudaGetDevice $(cc getdev), legacy-stream cudaEventRecord+cudaEventQuery $(cc rt_legacy)" \
+     "(driver $(cc drv_legacy)), cudaStreamQuery of an idle stream $(cc rt_squery) (driver $(cc drv_squery))." \
+     "A free's fence with 4 non-blocking streams makes one record+query and 4 stream queries:" \
+     "$(awk -v a="$(cc rt_legacy)" -v b="$(cc rt_squery)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.0f", a + 4 * b }') ns."
 echo
 echo "### Variable sizes (64 KB..32 MB log-uniform, live set <= 48, 20000 operations, pincache)"
 echo

@@ -13,6 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "stage_threads.h"
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #define PC_XFER_MAX_THREADS 64
 #define PC_XFER_AUTO_THREADS 16
@@ -32,8 +35,11 @@ static struct {
     uint64_t gen;
     unsigned active;        /* pool threads inside job */
     unsigned threads;       /* participants, the caller included; 0: not started */
+    uint64_t linger_ns;     /* atomic: spin this long for the next transfer... */
+    uint64_t gap_ns;        /* atomic: ...when the last one came this soon after the one before */
+    uint64_t last_end_ns;   /* when the last transfer ended */
 } T = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-        PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0 };
+        PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, UINT64_MAX, 0 };
 
 static inline void pc_cpu_relax(void)
 {
@@ -99,6 +105,39 @@ static size_t pc_slice_start(size_t len, unsigned s, unsigned spp)
     return (size_t)((uint64_t)len * s / spp) & ~(size_t)63;
 }
 
+/* memcpy with non-temporal stores: the bytes go to memory, not to this
+ * core's cache, where the DMA engine's reads would have to snoop them out
+ * line by line.  x86-64 only (SSE2 is part of it); elsewhere plain memcpy.
+ * The caller fences (pc_xfer_copy) before it publishes the slice. */
+static void pc_copy_stream(char *dst, const char *src, size_t n)
+{
+#if defined(__x86_64__)
+    size_t head = (size_t)(-(uintptr_t)dst & 15);
+
+    if (n < 256) {
+        memcpy(dst, src, n);
+        return;
+    }
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    for (; n >= 64; n -= 64, dst += 64, src += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)src);
+        __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+        _mm_stream_si128((__m128i *)dst, a);
+        _mm_stream_si128((__m128i *)(dst + 16), b);
+        _mm_stream_si128((__m128i *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(dst + 48), d);
+    }
+    memcpy(dst, src, n);
+#else
+    memcpy(dst, src, n);
+#endif
+}
+
 static void pc_xfer_copy(struct pc_xfer *x, uint64_t i)
 {
     uint64_t k = i / x->spp;
@@ -109,10 +148,16 @@ static void pc_xfer_copy(struct pc_xfer *x, uint64_t i)
     char *buf = x->slot[slot] + a;
 
     if (b > a) {
-        if (x->to_slots)
+        if (x->to_slots && x->stream_stores) {
+            pc_copy_stream(buf, host, b - a);
+#if defined(__x86_64__)
+            _mm_sfence();    /* non-temporal stores are not ordered by the release below */
+#endif
+        } else if (x->to_slots) {
             memcpy(buf, host, b - a);
-        else
+        } else {
             memcpy(host, buf, b - a);
+        }
     }
     /* Release: the caller's acquire load of 0 sees every byte copied. */
     __atomic_fetch_sub(&x->left[slot], 1, __ATOMIC_RELEASE);
@@ -183,8 +228,12 @@ static void pc_xfer_wait(struct pc_xfer *x, uint64_t seen)
     while (__atomic_load_n(&x->ready, __ATOMIC_ACQUIRE) == seen &&
            !__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
         pc_cpu_relax();
-        if ((++n & 255) != 0 || pc_xfer_now() - t0 < PC_XFER_SPIN_NS)
+        if ((++n & 255) != 0)
             continue;
+        if (pc_xfer_now() - t0 < PC_XFER_SPIN_NS) {
+            sched_yield();       /* the caller may need this CPU to move ready */
+            continue;
+        }
         pthread_mutex_lock(&T.mu);
         while (__atomic_load_n(&x->ready, __ATOMIC_ACQUIRE) == seen &&
                !__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE))
@@ -218,6 +267,24 @@ static void *pc_xfer_main(void *arg)
 #endif
     pthread_mutex_lock(&T.mu);
     for (;;) {
+        uint64_t linger = __atomic_load_n(&T.linger_ns, __ATOMIC_RELAXED);
+        if (T.gen == seen && linger && __atomic_load_n(&T.gap_ns, __ATOMIC_RELAXED) <= linger) {
+            /* Copies are coming back to back: the next one finds this thread
+             * awake, with no futex wake-up and no scheduler latency.  A
+             * program that copies now and then never pays for the spin. */
+            uint64_t t0 = pc_xfer_now();
+            unsigned n = 0;
+            pthread_mutex_unlock(&T.mu);
+            while (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen) {
+                pc_cpu_relax();
+                if ((++n & 255) != 0)
+                    continue;
+                if (pc_xfer_now() - t0 >= linger)
+                    break;
+                sched_yield();   /* never keep the caller or the program off a CPU */
+            }
+            pthread_mutex_lock(&T.mu);
+        }
         while (T.gen == seen)
             pthread_cond_wait(&T.wake, &T.mu);
         seen = T.gen;
@@ -244,10 +311,15 @@ static unsigned pc_xfer_cpus(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
-unsigned pc_xfer_threads(long want)
+unsigned pc_xfer_threads(long want, long linger_us)
 {
     unsigned n, r;
 
+    if (linger_us < 0)
+        linger_us = 0;
+    if (linger_us > 10000)
+        linger_us = 10000;
+    __atomic_store_n(&T.linger_ns, (uint64_t)linger_us * 1000u, __ATOMIC_RELAXED);
     pthread_mutex_lock(&T.mu);
     if (T.threads == 0) {
         pthread_attr_t attr;
@@ -289,12 +361,16 @@ void pc_xfer_begin(struct pc_xfer *x)
     if (x->nslices < 2)
         return;
     pthread_mutex_lock(&T.mu);
+    if (T.last_end_ns) {
+        uint64_t now = pc_xfer_now();
+        __atomic_store_n(&T.gap_ns, now > T.last_end_ns ? now - T.last_end_ns : 0, __ATOMIC_RELAXED);
+    }
     if (T.threads > 1) {
         /* Wake only as many threads as there are slices for the others:
          * waking 15 threads for a 512K copy costs more than it saves. */
         uint64_t want = x->nslices - 1;
         T.job = x;
-        T.gen++;
+        __atomic_store_n(&T.gen, T.gen + 1, __ATOMIC_RELEASE);   /* lingering threads spin on it */
         if (want >= T.threads - 1) {
             pthread_cond_broadcast(&T.wake);
         } else {
@@ -310,6 +386,7 @@ void pc_xfer_end(struct pc_xfer *x)
     __atomic_store_n(&x->stop, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&T.mu);
     if (T.job == x) {
+        T.last_end_ns = pc_xfer_now();
         T.job = NULL;
         pthread_cond_broadcast(&T.more);
         while (T.active > 0)
@@ -330,4 +407,6 @@ void pc_xfer_after_fork_child(void)
     T.gen = 0;
     T.active = 0;
     T.threads = 0;
+    T.gap_ns = UINT64_MAX;
+    T.last_end_ns = 0;
 }

@@ -20,6 +20,7 @@ struct pc_xfer {
     char *const *slot;       /* slot buffers, nslot of them */
     unsigned *left;          /* per slot: slices of its current piece not yet copied (atomic) */
     unsigned nslot, head, spp;   /* slots, slot of piece 0, slices per piece */
+    int stream_stores;       /* H2D: fill the slots with non-temporal stores (set after init) */
     uint64_t npieces, nslices;
     /* Shared while running: atomics. */
     uint64_t next;           /* next slice to claim */
@@ -62,8 +63,10 @@ int pc_xfer_piece_done(const struct pc_xfer *x, uint64_t k);
 void pc_xfer_end(struct pc_xfer *x);
 
 /* Participants (pool threads + the caller), starting the threads on first
- * use: want <= 0 means min(16, CPUs).  Fixed after the first call. */
-unsigned pc_xfer_threads(long want);
+ * use: want <= 0 means min(16, CPUs).  Fixed after the first call.
+ * linger_us: how long an idle pool thread spins for the next transfer before
+ * it sleeps (0 to 10000; taken on every call). */
+unsigned pc_xfer_threads(long want, long linger_us);
 
 /* Back off while waiting for someone else's progress (spin, then yield). */
 void pc_xfer_relax(unsigned *spins);

@@ -6,6 +6,9 @@
  * and nothing is written outside the copy.  Under TSan this also proves the
  * pool race-free.  -u: reuse slots without waiting for the engine; the data
  * must then come out wrong (proves the check can fail).
+ * Half the transfers fill the slots with non-temporal stores, from host
+ * addresses of every alignment mod 8; every fourth one runs with the pool's
+ * threads lingering between transfers.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -95,13 +98,14 @@ static int slot_free(unsigned s)
 
 /* H2D-like: host -> slots -> dev, as stage.c's pc_run_h2d. */
 static void run_to(char *dev, char *host, size_t n, size_t piece, unsigned nslot, unsigned head,
-                   unsigned threads, uint64_t stop_after)
+                   unsigned threads, uint64_t stop_after, int nt)
 {
     struct pc_xfer x;
     uint64_t ready = 0, dma = 0;
     unsigned spins = 0;
 
     pc_xfer_init(&x, 1, host, n, piece, slotbuf, left, nslot, head, threads);
+    x.stream_stores = nt;
     pc_xfer_begin(&x);
     while (dma < x.npieces && dma < stop_after) {
         if (dma < ready && pc_xfer_piece_done(&x, dma)) {
@@ -189,7 +193,7 @@ int main(int argc, char **argv)
     static const size_t sizes[] = { 1, 63, 64 * 1024, 64 * 1024 + 1, 300000, 1 << 20, (3 << 20) + 5 };
     static const size_t pieces[] = { 64 * 1024, 256 * 1024, 1 << 20 };
     const size_t maxn = (3 << 20) + 5, pad = 256;
-    char *host = malloc(maxn + 2 * pad), *dev = malloc(maxn + 2 * pad);
+    char *host = malloc(maxn + 2 * pad + 8), *dev = malloc(maxn + 2 * pad);
     unsigned threads, head = 0, tag = 1;
     long long failures = 0;
     pthread_t eng;
@@ -197,9 +201,9 @@ int main(int argc, char **argv)
     unsafe = argc > 1 && !strcmp(argv[1], "-u");
     if (!host || !dev)
         return 99;
-    threads = pc_xfer_threads(4);
+    threads = pc_xfer_threads(4, 0);
     ok(threads >= 1 && threads <= 4, "pool: %u participants", threads);
-    ok(pc_xfer_threads(9) == threads, "pool: fixed after the first call");
+    ok(pc_xfer_threads(9, 0) == threads, "pool: fixed after the first call");
     for (unsigned i = 0; i < MAXSLOT; i++)
         if (!(slotbuf[i] = malloc(1 << 20)))
             return 99;
@@ -209,26 +213,28 @@ int main(int argc, char **argv)
         for (unsigned si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             for (unsigned nslot = 2; nslot <= 5; nslot += 3) {
                 for (unsigned part = 1; part <= threads; part += 2) {
-                    size_t n = sizes[si], piece = pieces[pi];
+                    size_t n = sizes[si], piece = pieces[pi], o = pad + tag % 8;
+                    int nt = tag & 1;
                     long long b1, b2;
 
+                    pc_xfer_threads(4, tag % 4 == 0 ? 500 : 0);
                     memset(dev, 0x11, maxn + 2 * pad);
-                    fill(host + pad, n, tag);
-                    run_to(dev + pad, host + pad, n, piece, nslot, head, part, UINT64_MAX);
-                    fill(host + pad, n, tag + 7);   /* the source is free once it returns */
+                    fill(host + o, n, tag);
+                    run_to(dev + pad, host + o, n, piece, nslot, head, part, UINT64_MAX, nt);
+                    fill(host + o, n, tag + 7);   /* the source is free once it returns */
                     drain();
                     b1 = bad_at(dev + pad, n, tag);
-                    memset(host, 0x22, maxn + 2 * pad);
-                    run_from(host + pad, dev + pad, n, piece, nslot, head + 1, part);
-                    b2 = bad_at(host + pad, n, tag);
+                    memset(host, 0x22, maxn + 2 * pad + 8);
+                    run_from(host + o, dev + pad, n, piece, nslot, head + 1, part);
+                    b2 = bad_at(host + o, n, tag);
                     head += 3;
                     tag++;
                     if (b1 >= 0 || b2 >= 0 || dev[pad - 1] != 0x11 || dev[pad + n] != 0x11 ||
-                        host[pad - 1] != 0x22 || host[pad + n] != 0x22) {
+                        host[o - 1] != 0x22 || host[o + n] != 0x22) {
                         failures++;
                         if (!unsafe)
-                            diag("n=%zu piece=%zu slots=%u threads=%u: bad at %lld / %lld", n, piece,
-                                 nslot, part, b1, b2);
+                            diag("n=%zu piece=%zu slots=%u threads=%u nt=%d: bad at %lld / %lld", n,
+                                 piece, nslot, part, nt, b1, b2);
                     }
                 }
             }
@@ -240,7 +246,7 @@ int main(int argc, char **argv)
         ok(failures == 0, "every byte arrived, nothing outside the copy written (%lld bad)", failures);
         /* A transfer stopped half way returns; nobody touches its memory after. */
         fill(host, maxn, 3);
-        run_to(dev, host, maxn, 64 * 1024, 4, 0, threads, 5);
+        run_to(dev, host, maxn, 64 * 1024, 4, 0, threads, 5, 1);
         drain();
         memset(host, 0, maxn);
         ok(1, "a transfer stopped early ends cleanly");

@@ -1,0 +1,70 @@
+/* callcost.cu - what the calls a fence is made of cost on this machine, with
+ * the device idle: the floor under the hit pair (scripts/bench.sh).
+ *
+ *   clock      clock_gettime(CLOCK_MONOTONIC) (pincache times every call)
+ *   getdev     cudaGetDevice
+ *   rt_legacy  cudaEventRecord on the legacy stream + cudaEventQuery
+ *   rt_squery  cudaStreamQuery of an idle non-blocking stream
+ *   drv_legacy cuEventRecord + cuEventQuery (the same through the driver)
+ *   drv_squery cuStreamQuery
+ *
+ * Each is timed over batches of 1000 calls; the median batch gives ns per
+ * call.  Prints "RESULT callcost op=NAME ns=X" per line, and the kernel's
+ * clock source.  Build: nvcc -O2 -cudart shared -arch=sm_90 callcost.cu -lcuda */
+#include "../gpu/gpu_common.cuh"
+#include <cuda.h>
+#include <algorithm>
+#include <vector>
+
+#define BATCH 1000
+#define BATCHES 51
+
+template <typename F> static double median_ns(F f)
+{
+    std::vector<double> v;
+    for (int b = 0; b < BATCHES; b++) {
+        uint64_t t0 = host_ns();
+        for (int i = 0; i < BATCH; i++)
+            f();
+        v.push_back((double)(host_ns() - t0) / BATCH);
+    }
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main(void)
+{
+    cudaStream_t s;
+    cudaEvent_t e;
+    CUevent de;
+    char src[64] = "unknown";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+
+    if (f) {
+        if (fscanf(f, "%63s", src) != 1)
+            strcpy(src, "unknown");
+        fclose(f);
+    }
+    CK(cudaFree(0));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    if (cuEventCreate(&de, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        return 2;
+    CK(cudaDeviceSynchronize());
+    int dev, bad = 0;
+    printf("RESULT callcost clocksource=%s\n", src);
+    printf("RESULT callcost op=clock ns=%.1f\n", median_ns([] { (void)host_ns(); }));
+    printf("RESULT callcost op=getdev ns=%.1f\n", median_ns([&] { bad |= cudaGetDevice(&dev) != cudaSuccess; }));
+    printf("RESULT callcost op=rt_legacy ns=%.1f\n", median_ns([&] {
+               bad |= cudaEventRecord(e, cudaStreamLegacy) != cudaSuccess;
+               bad |= cudaEventQuery(e) != cudaSuccess;
+           }));
+    printf("RESULT callcost op=rt_squery ns=%.1f\n", median_ns([&] { bad |= cudaStreamQuery(s) != cudaSuccess; }));
+    printf("RESULT callcost op=drv_legacy ns=%.1f\n", median_ns([&] {
+               bad |= cuEventRecord(de, CU_STREAM_LEGACY) != CUDA_SUCCESS;
+               bad |= cuEventQuery(de) != CUDA_SUCCESS;
+           }));
+    printf("RESULT callcost op=drv_squery ns=%.1f\n", median_ns([&] { bad |= cuStreamQuery((CUstream)s) != CUDA_SUCCESS; }));
+    printf("RESULT callcost errors=%d\n", bad);
+    return bad ? 1 : 0;
+}
