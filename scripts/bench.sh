@@ -31,6 +31,16 @@ else
     logdir=$(mktemp -d "${TMPDIR:-/tmp}/pincache-bench.XXXXXX") || exit 1
 fi
 
+# PINCACHE_BENCH_REPORT_ONLY=1: measure nothing; render the report from the
+# logs already in $PINCACHE_BENCH_LOGDIR (a run whose printed report was lost).
+report_only=${PINCACHE_BENCH_REPORT_ONLY:-0}
+runs="a b c d"
+big=${sizes##* }
+obs_batches=200
+failed=0
+if [ "$report_only" = 1 ]; then
+    [ -n "${PINCACHE_BENCH_LOGDIR:-}" ] || { echo "bench.sh: REPORT_ONLY needs PINCACHE_BENCH_LOGDIR" >&2; exit 1; }
+else
 mkdir -p "$outdir" 2>/dev/null
 pc_probe_device "$outdir" "$logdir/probe.log"
 case $? in
@@ -44,7 +54,6 @@ if [ ! -f "$lib" ]; then
     exit 1
 fi
 
-failed=0
 pids=()
 progs=(churn hitpath varsize callcost)
 for p in "${progs[@]}"; do
@@ -60,11 +69,13 @@ for i in "${!progs[@]}"; do
         exit 1
     fi
 done
+fi  # report_only
 
 # run NAME [VAR=VALUE...] PROG [ARGS...]: stdout in $logdir/NAME.out; "" on failure
 run() {
     local name=$1 rc
     shift
+    [ "$report_only" = 1 ] && return 0
     echo "bench.sh: $name" >&2
     timeout -k 5 60 env "$@" >"$logdir/$name.out" 2>"$logdir/$name.err"
     rc=$?
@@ -136,7 +147,6 @@ or_fail() { if [ -n "$1" ]; then echo "$1"; else echo "FAIL"; fi; }
 # its four medians: the same treatment for both.  At 64 MB a batch is the
 # program's own memset, whose speed moved by 13% between two runs of the
 # same program (run 4), so fewer runs would measure the machine.
-runs="a b c d"
 for s in $sizes; do
     run "churn.plain.$s" "$outdir/churn" --variant churn --size "$s"
     for k in $runs; do
@@ -151,7 +161,6 @@ done
 # ---- where a batch's time goes at the largest size: the hand-optimized
 # version with Mapped buffers (every pincache block is Mapped), and the churn
 # program with the shim loaded but passing through
-big=${sizes##* }
 run "twobuf.mapped.$big" "$outdir/churn" --variant twobuf --size "$big" --flags 2
 run "churn.off.$big" LD_PRELOAD="$lib" PINCACHE_MODE=off "$outdir/churn" --variant churn --size "$big"
 
@@ -170,25 +179,32 @@ shim varsize.shim
 run varsize.shim "${senv[@]}" "$outdir/varsize" --ops 20000 --max-live 48
 
 # ---- observe mode: every churn free is issued while its kernel runs
-obs_batches=200
 shim observe
 run observe "${senv[@]}" PINCACHE_MODE=observe "$outdir/churn" --variant churn --size 8 \
     --batches "$obs_batches" --reps 1 --warmup 0 --kernel-us 200
 
+# ---- the measuring machine, kept with the logs for a later rendering
+[ "$report_only" = 1 ] || {
+    echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
+    echo "nvcc=$("$PC_NVCC" --version 2>/dev/null | grep -m1 release)"
+    echo "host=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), $(nproc 2>/dev/null) CPUs, Linux $(uname -r)"
+    echo "command=$cmdline"
+} >"$logdir/machine.txt"
+
 # ---- report
-gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
-nvv=$("$PC_NVCC" --version 2>/dev/null | grep -m1 release)
-cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')
+m() { sed -n "s/^$1=//p" "$logdir/machine.txt" 2>/dev/null | head -n 1; }
 ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$builddir/config.h" 2>/dev/null)
 
 echo "## pincache benchmark run"
 echo
-echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "- GPU, driver: ${gpu:-unknown}"
-echo "- nvcc: ${nvv:-unknown} (programs built with -O2 -cudart shared -arch=$PC_ARCH)"
-echo "- host: ${cpu:-unknown}, $(nproc 2>/dev/null) CPUs, Linux $(uname -r)"
+echo "- date: $(m date)"
+echo "- GPU, driver: $(m gpu)"
+echo "- nvcc: $(m nvcc) (programs built with -O2 -cudart shared -arch=$PC_ARCH)"
+echo "- host: $(m host)"
 echo "- pincache: ${ver:-unknown}, $lib"
-echo "- command: \`$cmdline\`"
+echo "- command: \`$(m command)\`"
+[ "$report_only" = 1 ] && echo "- rendered later from that run's logs: \`$cmdline\` with PINCACHE_BENCH_REPORT_ONLY=1"
 echo
 echo "### Per-batch churn (ms/batch, median of 3 repetitions; lower is better)"
 echo

@@ -300,7 +300,7 @@ static void *pc_xfer_main(void *arg)
     return NULL;
 }
 
-static unsigned pc_xfer_cpus(void)
+unsigned pc_xfer_cpus(void)
 {
     cpu_set_t set;
     long n;

@@ -67,6 +67,8 @@ void pc_xfer_end(struct pc_xfer *x);
  * linger_us: how long an idle pool thread spins for the next transfer before
  * it sleeps (0 to 10000; taken on every call). */
 unsigned pc_xfer_threads(long want, long linger_us);
+/* CPUs this process may run on. */
+unsigned pc_xfer_cpus(void);
 
 /* Back off while waiting for someone else's progress (spin, then yield). */
 void pc_xfer_relax(unsigned *spins);

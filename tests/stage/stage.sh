@@ -61,6 +61,18 @@ PINCACHE_STAGE_THREADS=1
 tap_program "one thread" shim "$ST" -e staged -m 64K -M $SMALL integrity overwrite d2h order
 unset PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK PINCACHE_STAGE_MIN PINCACHE_STAGE_THREADS
 
+# Copy threads per process: min(16, CPUs), or the CPUs shared by the
+# processes a launcher says run on this node (LOCAL_WORLD_SIZE, torchrun's).
+cpus=$(nproc 2>/dev/null || echo 1)
+for procs in 1 2; do
+	want=$((cpus / procs)); [ "$want" -lt 1 ] && want=1; [ "$want" -gt 16 ] && want=16
+	PINCACHE_LOG=info LOCAL_WORLD_SIZE=$procs run_prog shim "$ST" -e staged -m 512K -M 1M order \
+		>/dev/null 2>"$SIM_TMP/threads.err"
+	got=$(sed -n 's/.*staging with \([0-9]*\) copy threads.*/\1/p' "$SIM_TMP/threads.err" | head -n 1)
+	[ "$got" = "$want" ]
+	tap_check $? "LOCAL_WORLD_SIZE=$procs on $cpus CPUs: $want copy threads (log says ${got:-nothing})"
+done
+
 # Staging off: every pageable copy goes to the runtime.
 PINCACHE_STAGE=off
 export PINCACHE_STAGE
