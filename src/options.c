@@ -387,18 +387,36 @@ void pc_options_print_effective(int fd)
     }
 }
 
-const char *pc_env_rank(void)
+/* The value of the first of names[0..n) that is set and not empty. */
+static const char *pc_env_first(const char *const *names, size_t n)
 {
-    /* torchrun/accelerate first, then the launchers' own variables. */
-    static const char *const names[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK" };
-    size_t i;
-
-    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         const char *v = getenv(names[i]);
         if (v && *v)
             return v;
     }
     return NULL;
+}
+
+const char *pc_env_rank(void)
+{
+    /* torchrun/accelerate first, then the launchers' own variables. */
+    static const char *const names[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK" };
+    return pc_env_first(names, sizeof names / sizeof names[0]);
+}
+
+long pc_env_local_procs(void)
+{
+    static const char *const names[] = { "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                         "SLURM_NTASKS_PER_NODE" };
+    const char *v = pc_env_first(names, sizeof names / sizeof names[0]);
+    char *end;
+    long n;
+
+    if (!v)
+        return 1;
+    n = strtol(v, &end, 10);         /* Slurm may say "4(x2)": the leading number */
+    return end != v && n > 0 && n <= 4096 ? n : 1;
 }
 
 const char *pc_env_cuda_tool(void)

@@ -48,6 +48,9 @@ void pc_options_print_effective(int fd);
  * (rank, host), read here so that getenv stays in one module.  The returned
  * string is owned by the environment; NULL when unset. */
 const char *pc_env_rank(void);
+/* Processes on this node, as a launcher says (LOCAL_WORLD_SIZE of torchrun,
+ * OMPI_COMM_WORLD_LOCAL_SIZE, SLURM_NTASKS_PER_NODE); 1 when none does. */
+long pc_env_local_procs(void);
 
 /* The name of a variable that shows another CUDA tool in the process (one
  * that uses CUPTI or instruments the driver): CUDA_INJECTION64_PATH,

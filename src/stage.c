@@ -543,26 +543,6 @@ static size_t pc_piece_size(size_t n, size_t chunk)
     return piece < chunk ? piece : chunk;
 }
 
-/* Processes on this node that may stage at once, from the launchers'
- * environment (torchrun, Open MPI, Slurm); 1 when none says. */
-static long pc_local_procs(void)
-{
-    static const char *const vars[] = { "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
-                                        "SLURM_NTASKS_PER_NODE" };
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        char *end;
-        long n;
-
-        if (!v || !*v)
-            continue;
-        n = strtol(v, &end, 10);     /* Slurm may say "4(x2)": the leading number */
-        if (end != v && n > 0 && n <= 4096)
-            return n;
-    }
-    return 1;
-}
-
 /* PINCACHE_STAGE_THREADS, or by default the node's CPUs shared among the
  * processes on it (each has its own copy threads): two torchrun ranks with
  * 16 threads each on 16 CPUs staged at 2.8-4.9 GB/s on the H200. */
@@ -570,7 +550,7 @@ static long pc_stage_threads_wanted(long *procs)
 {
     long n;
 
-    *procs = pc_local_procs();
+    *procs = pc_env_local_procs();
     if (pc_opt.stage_threads > 0)
         return pc_opt.stage_threads;
     if (*procs <= 1)
