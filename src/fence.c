@@ -68,10 +68,12 @@ static void pc_mark_broken(cudaError_t err, const char *what)
  * A fence costs one event record and query on the legacy stream plus one
  * query per non-blocking stream, on every free.  They go through the
  * runtime.  The driver's entry points can be used instead
- * (PINCACHE_TEST_FENCE_DRIVER=1, for comparison).  On the H200 they made the
- * alloc+free pair faster in a run with CUPTI collecting (1.56 against 2.81
- * us) and slower in a run without it, the default (3.10 against 1.96 us);
- * why is not known (docs/benchmarks.md, runs 3 and 4).  On the
+ * (PINCACHE_TEST_FENCE_DRIVER=1, for comparison).  On the H200 the driver's
+ * calls themselves are 20-25% cheaper (tests/bench/callcost.cu), but the
+ * alloc+free pair's median moved between runs by more than that: 1.56-3.10
+ * us through the driver, 1.96-3.96 through the runtime (docs/benchmarks.md,
+ * runs 3-8).  The driver path's code has not run the GPU integrity suite
+ * since its last change, so the runtime's stays the default.  On the
  * driver path any answer other than done or not ready (no current context
  * on this thread, a foreign context) is asked again through the runtime,
  * whose answer stands. */

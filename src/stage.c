@@ -588,7 +588,7 @@ static int pc_stage_locked(struct pc_plan *p, void *dst, const void *src, enum c
     }
     threads = S.threads;
     pc_xfer_init(&x, p->h2d, p->host, p->n, piece, r->bufs, r->left, nslot, r->head, threads);
-    x.stream_stores = pc_opt.stage_nt;
+    x.stream_stores = pc_opt.stage_nt && p->n <= pc_opt.stage_nt_max;
     err = p->h2d ? pc_run_h2d(r, p, &x, &redo, &used) : pc_run_d2h(r, p, &x, &redo, &used);
     r->head = (unsigned)((r->head + used) % nslot);
     if (redo < p->n) {
