@@ -259,6 +259,14 @@ static void pc_report_timeline(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&d, PC_EMIT_NSEC, st->gpu_idle_after_sync_ns));
 }
 
+/* A rate worth a word in the summary: below 1 MiB timed, a copy's time is
+ * its latency (PyTorch's 4-byte .item() reads), and "0.0 GB/s" says nothing.
+ * The JSON report keeps every rate. */
+static int pc_rate_worth(const struct pc_report *r, int i)
+{
+    return r->gbps_ok[i] && r->st->copy[i].timed_bytes >= (1u << 20);
+}
+
 /* One direction of the copies line: bytes, pageable share, achieved rates. */
 static int pc_copy_dir(char *buf, unsigned long n, const struct pc_report *r, const char *dir,
                        uint64_t bytes, double pct, int pageable, int pinned, const char *kind)
@@ -268,9 +276,9 @@ static int pc_copy_dir(char *buf, unsigned long n, const struct pc_report *r, co
     int len = 0;
 
     rates[0] = '\0';
-    if (r->gbps_ok[pageable])
+    if (pc_rate_worth(r, pageable))
         len = pc_fmt(rates, sizeof rates, "; pageable %.1f GB/s", r->gbps[pageable]);
-    if (r->gbps_ok[pinned] && (unsigned long)len < sizeof rates)
+    if (pc_rate_worth(r, pinned) && (unsigned long)len < sizeof rates)
         pc_fmt(rates + len, sizeof rates - (unsigned long)len, "; pinned %.1f GB/s", r->gbps[pinned]);
     pc_emit_human(g.s, sizeof g.s, PC_EMIT_PCT, &pct);
     return pc_fmt(buf, n, "%s %s (%s %s pageable memory%s)", dir, pc_hu(&a, PC_EMIT_BYTES, bytes),

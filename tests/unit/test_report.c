@@ -434,6 +434,14 @@ static void test_recommendations(void)
     slurp(path, buf, sizeof buf);
     ok(strstr(buf, "ms slower than at the driver's pageable rate") != NULL && !strstr(buf, "faster than at"),
        "staging slower than the driver: the report says slower, not a saving");
+
+    /* Tiny pageable reads (PyTorch's .item()): their "rate" is latency. */
+    fill_stats(&st, 0);
+    fill_copy(&st, PC_COPY_d2h_pageable, 459, 1836, 9000000, 1836, 9000000);
+    write_report(path, PC_REPORT_TEXT, 0, &in, &st, NULL, "h");
+    slurp(path, buf, sizeof buf);
+    ok(strstr(buf, "into pageable memory; pinned") != NULL && !strstr(buf, "; pageable 0.0 GB/s"),
+       "459 four-byte pageable reads: no pageable rate in the summary, the pinned one stays");
 }
 
 #ifdef HAVE_JANSSON
