@@ -57,6 +57,20 @@ static uint64_t pc_xfer_now(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* One step of a bounded spin that started at t0: pause, and every 256 steps
+ * look at the clock (1: limit_ns is up) and yield, so that a spinning copy
+ * thread never keeps the caller or the program off a CPU. */
+static int pc_spin_expired(unsigned *n, uint64_t t0, uint64_t limit_ns)
+{
+    pc_cpu_relax();
+    if ((++*n & 255) != 0)
+        return 0;
+    if (pc_xfer_now() - t0 >= limit_ns)
+        return 1;
+    sched_yield();
+    return 0;
+}
+
 void pc_xfer_relax(unsigned *spins)
 {
     /* Yield after a while: with more threads than CPUs, spinning would
@@ -227,13 +241,8 @@ static void pc_xfer_wait(struct pc_xfer *x, uint64_t seen)
 
     while (__atomic_load_n(&x->ready, __ATOMIC_ACQUIRE) == seen &&
            !__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
-        pc_cpu_relax();
-        if ((++n & 255) != 0)
+        if (!pc_spin_expired(&n, t0, PC_XFER_SPIN_NS))
             continue;
-        if (pc_xfer_now() - t0 < PC_XFER_SPIN_NS) {
-            sched_yield();       /* the caller may need this CPU to move ready */
-            continue;
-        }
         pthread_mutex_lock(&T.mu);
         while (__atomic_load_n(&x->ready, __ATOMIC_ACQUIRE) == seen &&
                !__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE))
@@ -275,14 +284,8 @@ static void *pc_xfer_main(void *arg)
             uint64_t t0 = pc_xfer_now();
             unsigned n = 0;
             pthread_mutex_unlock(&T.mu);
-            while (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen) {
-                pc_cpu_relax();
-                if ((++n & 255) != 0)
-                    continue;
-                if (pc_xfer_now() - t0 >= linger)
-                    break;
-                sched_yield();   /* never keep the caller or the program off a CPU */
-            }
+            while (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen && !pc_spin_expired(&n, t0, linger))
+                ;
             pthread_mutex_lock(&T.mu);
         }
         while (T.gen == seen)
