@@ -80,7 +80,7 @@ fi
 
 if want torch && [ -f tests/torch/run-gpu.sh ]; then
     echo "== PyTorch jobs: seeds' experiment, DataLoader, profiler, torchrun (tests/torch)"
-    timeout 260 bash tests/torch/run-gpu.sh "$src" 2>&1 | tee "$out/torch.tap"
+    timeout 300 bash tests/torch/run-gpu.sh "$src" 2>&1 | tee "$out/torch.tap"
     cp -r tests/torch/gpu-run "$work/torchlogs" 2>/dev/null
 fi
 

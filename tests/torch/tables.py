@@ -200,8 +200,8 @@ def cmd_seeds(d, reps, passes):
 
 
 # ---------------------------------------------------------------- train
-def cmd_train(d, epochs):
-    epochs = int(epochs)
+def cmd_train(d, epochs, reps="1"):
+    epochs, reps = int(epochs), int(reps)
     runs, bad = {}, []
     for pin in ("1", "0"):
         for mode in ("plain", "shim"):
@@ -217,10 +217,28 @@ def cmd_train(d, epochs):
     for b in bad:
         diag(b)
 
+    # More pin_memory=True pairs, for the epoch target only (train.MODE.pin1.rK).
+    more, more_bad, more_digs = {"plain": [], "shim": []}, [], set()
+    for k in range(2, reps + 1):
+        for mode in ("plain", "shim"):
+            base = "%s/train.%s.pin1.r%d" % (d, mode, k)
+            res = results(base + ".out")
+            fin = [r for r in res if "digest" in r]
+            if rc(base) != 0 or not fin or len([r for r in res if "epoch" in r]) != epochs:
+                more_bad.append("%s pin_memory=True, pair %d: %s" % (mode, k, rc_text(rc(base))))
+                continue
+            more[mode].append(res)
+            more_digs.add(fin[0]["digest"])
+    if reps > 1:
+        check(not more_bad, "train: %d more pin_memory=True pairs completed, none hung" % (reps - 1))
+        for b in more_bad:
+            diag(b)
+
     fins = {key: next((r for r in res if "digest" in r), None) for key, res in runs.items()}
     digs = {k: v["digest"] for k, v in fins.items() if v}
-    check(len(digs) == 4 and len(set(digs.values())) == 1,
-          "train: final weights bit-identical in the 4 runs (digest %s)" % ",".join(sorted(set(digs.values()))))
+    check(len(digs) == 4 and len(set(digs.values()) | more_digs) == 1,
+          "train: final weights bit-identical in the 4 runs and the %d more (digest %s)"
+          % (len(more["plain"]) + len(more["shim"]), ",".join(sorted(set(digs.values()) | more_digs))))
     if len(set(digs.values())) > 1:
         diag(" ".join("%s/pin%s=%s" % (k[0], k[1], v) for k, v in sorted(digs.items())))
 
@@ -263,13 +281,15 @@ def cmd_train(d, epochs):
     for x in said:
         diag(x)
 
-    def epoch_ms(res, first):
-        xs = [float(r["ms"]) for r in res if "epoch" in r and (r["epoch"] == "1") == first]
+    def epoch_ms(res, first, extra=()):
+        xs = [float(r["ms"]) for rr in (res,) + tuple(extra) for r in rr
+              if "epoch" in r and (r["epoch"] == "1") == first]
         return median(xs)
 
     print()
     print("#### Training loop: DataLoader num_workers=2 (fork), 4 MiB batches, %d epochs; epoch ms "
-          "(epochs 2..%d: median), median step ms (host side, epochs 2..%d)" % (epochs, epochs, epochs))
+          "(epochs 2..%d: median; pin_memory=True: over %d run(s) each), median step ms (host side, "
+          "epochs 2..%d, first run)" % (epochs, epochs, 1 + len(more["shim"]), epochs))
     print()
     print("| pin_memory | epoch 1 plain | epoch 1 pincache | epoch plain | epoch pincache | pincache/plain "
           "| step plain | step pincache | pincache/plain |")
@@ -280,7 +300,8 @@ def cmd_train(d, epochs):
         fp, fs = fins.get(("plain", pin)), fins.get(("shim", pin))
         stp = float(fp["step_ms"]) if fp else None
         sts = float(fs["step_ms"]) if fs else None
-        ep, es = epoch_ms(p, False), epoch_ms(s, False)
+        mp, ms = (more["plain"], more["shim"]) if pin == "1" else ((), ())
+        ep, es = epoch_ms(p, False, mp), epoch_ms(s, False, ms)
         rows[pin] = (ep, es)
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             "True" if pin == "1" else "False", fmt(epoch_ms(p, True)), fmt(epoch_ms(s, True)),
