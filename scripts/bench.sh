@@ -165,12 +165,22 @@ run "twobuf.mapped.$big" "$outdir/churn" --variant twobuf --size "$big" --flags 
 run "churn.off.$big" LD_PRELOAD="$lib" PINCACHE_MODE=off "$outdir/churn" --variant churn --size "$big"
 
 # ---- hit path: plain is slow (real pinning per call), so far fewer pairs.
-# hitpath.drvfence: fences through the driver's calls instead of the runtime's.
+# shim: the default fences (PINCACHE_FENCE=context); rtfence and drvfence:
+# an event on the legacy stream and a query per non-blocking stream, through
+# the runtime's or the driver's calls; *32: with 32 idle streams instead of 4;
+# shim2: the default again at the end, for the spread between runs.
+hp=(--pairs 100000 --batch 100 --warmup 1000)
 run hitpath.plain "$outdir/hitpath" --pairs 200 --batch 10 --warmup 10
-shim hitpath.shim
-run hitpath.shim "${senv[@]}" "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
-shim hitpath.drvfence
-run hitpath.drvfence "${senv[@]}" PINCACHE_TEST_FENCE_DRIVER=1 "$outdir/hitpath" --pairs 100000 --batch 100 --warmup 1000
+for m in shim rtfence drvfence shim32 rtfence32 shim2; do
+    shim "hitpath.$m"
+    case $m in
+    rtfence*) fe=PINCACHE_FENCE=runtime ;;
+    drvfence*) fe=PINCACHE_FENCE=driver ;;
+    *) fe=PINCACHE_FENCE=context ;;
+    esac
+    case $m in *32) ns=32 ;; *) ns=4 ;; esac
+    run "hitpath.$m" "${senv[@]}" "$fe" "$outdir/hitpath" "${hp[@]}" --streams "$ns"
+done
 
 # ---- what the calls of a fence cost here, plainly (the hit pair's floor)
 run callcost "$outdir/callcost"
@@ -267,16 +277,21 @@ for s in $sizes; do
          "$(json "$j" alloc_fence_waits) | $(json "$j" real_alloc_calls) | $(json "$j" syncs_avoided) |"
 done
 echo
-echo "### Hit path: cudaHostAlloc(64 KB) + cudaFreeHost, 4 idle non-blocking streams"
+echo "### Hit path: cudaHostAlloc(64 KB) + cudaFreeHost with idle non-blocking streams"
 echo
-echo "| | pairs | median ns/pair | p10 | p90 |"
-echo "|---|---|---|---|---|"
-for m in plain shim drvfence; do
-    echo "| $m | $(field "hitpath.$m" pairs) | $(or_fail "$(field "hitpath.$m" median_ns)") |" \
-         "$(field "hitpath.$m" p10_ns) | $(field "hitpath.$m" p90_ns) |"
+echo "| | fences | streams | pairs | median ns/pair | p10 | p90 |"
+echo "|---|---|---|---|---|---|---|"
+for m in plain shim rtfence drvfence shim32 rtfence32 shim2; do
+    case $m in
+    plain) fe="(none: real calls)" ;; rtfence*) fe=runtime ;; drvfence*) fe=driver ;; *) fe=context ;;
+    esac
+    echo "| $m | $fe | $(field "hitpath.$m" streams) | $(field "hitpath.$m" pairs) |" \
+         "$(or_fail "$(field "hitpath.$m" median_ns)") | $(field "hitpath.$m" p10_ns) | $(field "hitpath.$m" p90_ns) |"
 done
 echo
-echo "(drvfence: pincache with PINCACHE_TEST_FENCE_DRIVER=1, fences made with the driver's calls instead of the runtime's.)"
+echo "(fences: PINCACHE_FENCE. context, the default: one cuCtxRecordEvent + cuEventQuery per free;" \
+     "runtime/driver: an event on the legacy stream and a query per non-blocking stream, through the runtime's or the driver's calls." \
+     "shim2 repeats shim at the end of the run.)"
 echo
 echo "Speedup of the pair under pincache: $(ratio "$(field hitpath.plain median_ns)" "$(field hitpath.shim median_ns)" 0)x"
 echo
@@ -286,7 +301,9 @@ echo "What a fence's calls cost on this machine, plainly, device idle (tests/ben
      "clock_gettime $(cc clock), cudaGetDevice $(cc getdev), legacy-stream cudaEventRecord+cudaEventQuery $(cc rt_legacy)" \
      "(driver $(cc drv_legacy)), cudaStreamQuery of an idle stream $(cc rt_squery) (driver $(cc drv_squery))." \
      "A free's fence with 4 non-blocking streams makes one record+query and 4 stream queries:" \
-     "$(awk -v a="$(cc rt_legacy)" -v b="$(cc rt_squery)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.0f", a + 4 * b }') ns."
+     "$(awk -v a="$(cc rt_legacy)" -v b="$(cc rt_squery)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.0f", a + 4 * b }') ns" \
+     "through the runtime. The default fence, cuCtxRecordEvent+cuEventQuery: $(cc drv_ctx) ns with 4 idle streams," \
+     "$(cc drv_ctx32) with 32; complete at once on the idle device $(sed -n 's/^RESULT callcost ctx_immediate=//p' "$logdir/callcost.out" 2>/dev/null) times."
 echo
 echo "### Variable sizes (64 KB..32 MB log-uniform, live set <= 48, 20000 operations, pincache)"
 echo

@@ -134,6 +134,9 @@ integrity() { # PROG PHASE MODE
     case $mode in
     plain) run "$name" 150 "$outdir/$prog" --phase "$phase" ;;
     shim) shim_env "$name"; run "$name" 150 "${senv[@]}" "$outdir/$prog" --phase "$phase" ;;
+    rtfence)
+        shim_env "$name"
+        run "$name" 150 "${senv[@]}" PINCACHE_FENCE=runtime "$outdir/$prog" --phase "$phase" ;;
     nofence)
         shim_env "$name"
         run "$name" 150 "${senv[@]}" PINCACHE_TEST_NO_FENCES=1 "$outdir/$prog" --phase "$phase" ;;
@@ -171,15 +174,32 @@ report_check() { # NAME
     fi
 }
 
+# the default fences were the context-wide ones, on every free
+ctx_check() { # NAME
+    local j=$logdir/$1.report.json r f
+    r=$(tr -d '\n ' <"$j" 2>/dev/null | sed -n 's/.*"fence_ctx_records":\([0-9]*\).*/\1/p')
+    f=$(tr -d '\n ' <"$j" 2>/dev/null | sed -n 's/.*"fence_ctx_fallbacks":\([0-9]*\).*/\1/p')
+    if [ -n "$r" ] && [ "$r" -gt 0 ] && [ "$f" = 0 ]; then
+        ok "$1: fences were context-wide (cuCtxRecordEvent $r times, 0 fallbacks)"
+    else
+        notok "$1: fences were not context-wide (fence_ctx_records=${r:-?}, fence_ctx_fallbacks=${f:-?})"
+    fi
+}
+
+# shim: the default fences (PINCACHE_FENCE=context); rtfence: the runtime's
+# per-stream fences, the fallback where the driver lacks cuCtxRecordEvent
 for phase in churn destroyed; do
-    for mode in plain shim nofence; do
+    for mode in plain shim rtfence nofence; do
         integrity gpu_integrity "$phase" "$mode"
     done
 done
-for mode in plain shim nofence; do
+for mode in plain shim rtfence nofence; do
     integrity gpu_integrity_ptds churn "$mode"
 done
 [ "${built[gpu_integrity]}" = 1 ] && report_check gpu_integrity.churn.shim
+[ "${built[gpu_integrity]}" = 1 ] && ctx_check gpu_integrity.churn.shim
+[ "${built[gpu_integrity]}" = 1 ] && ctx_check gpu_integrity.destroyed.shim
+[ "${built[gpu_integrity_ptds]}" = 1 ] && ctx_check gpu_integrity_ptds.churn.shim
 
 # ---- 2. error parity: stdout of the plain and the shimmed run must match
 if [ "${built[gpu_errors]}" = 1 ]; then

@@ -63,31 +63,81 @@ static void pc_mark_broken(cudaError_t err, const char *what)
     pc_log_once(&once, PC_LOG_WARN, "%s failed with CUDA error %d; caching disabled", what, (int)err);
 }
 
-/* --- the three calls a fence is made of ---
+/* --- the calls a fence is made of ---
  *
- * A fence costs one event record and query on the legacy stream plus one
- * query per non-blocking stream, on every free.  They go through the
- * runtime.  The driver's entry points can be used instead
- * (PINCACHE_TEST_FENCE_DRIVER=1, for comparison).  On the H200 the driver's
- * calls themselves are 20-25% cheaper (tests/bench/callcost.cu), but the
- * alloc+free pair's median moved between runs by more than that: 1.56-3.10
- * us through the driver, 1.96-3.96 through the runtime (docs/benchmarks.md,
- * runs 3-8).  The driver path's code has not run the GPU integrity suite
- * since its last change, so the runtime's stays the default.  On the
- * driver path any answer other than done or not ready (no current context
- * on this thread, a foreign context) is asked again through the runtime,
- * whose answer stands. */
+ * PINCACHE_FENCE=context (the default): one cuCtxRecordEvent per device
+ * and a query of that event.  The event captures all work of the context at
+ * the time of the call, on every stream, whoever made it (the runtime, the
+ * driver API, a library pincache never saw), so the cost does not grow
+ * with the number of streams.  On the H200 a query per non-blocking stream
+ * had cost the alloc+free pair about 0.5 us per stream (docs/benchmarks.md,
+ * run 7: 0.98 us with no streams, 2.8-3.0 with four).  The entry points
+ * come from the loaded libcuda, or else from the runtime's
+ * cudaGetDriverEntryPointByVersion (the simulated device has no libcuda).
+ *
+ * PINCACHE_FENCE=runtime, and the fallback where the driver lacks
+ * cuCtxRecordEvent (before CUDA 12.5) or refuses it for a context: an event
+ * on the legacy stream plus a query of each known non-blocking stream,
+ * through the runtime.  PINCACHE_FENCE=driver: the same through the
+ * driver's calls; any answer other than done or not ready (no current
+ * context on this thread, a foreign context) is asked again through the
+ * runtime, whose answer stands. */
 static int pc_drv_ok = -1;     /* -1 undecided, 0 runtime only, 1 driver first */
 
 static int pc_use_drv(void)
 {
     int ok = __atomic_load_n(&pc_drv_ok, __ATOMIC_RELAXED);
     if (ok < 0) {
-        ok = pc_opt.test_fence_driver && PC_REAL(cuStreamQuery) && PC_REAL(cuEventRecord) &&
+        ok = pc_opt.fence == PC_FENCE_DRIVER && PC_REAL(cuStreamQuery) && PC_REAL(cuEventRecord) &&
              PC_REAL(cuEventQuery);
         __atomic_store_n(&pc_drv_ok, ok, __ATOMIC_RELAXED);
     }
     return ok;
+}
+
+typedef CUresult (*pc_ctx_record_fn)(CUcontext, CUevent);
+typedef CUresult (*pc_ctx_current_fn)(CUcontext *);
+typedef CUresult (*pc_ev_query_fn)(CUevent);
+static struct {
+    int ok;                    /* -1 undecided, 0 no, 1 yes (F.lock) */
+    pc_ctx_record_fn record;
+    pc_ctx_current_fn current;
+    pc_ev_query_fn query;
+} pc_ctx = { -1, NULL, NULL, NULL };
+
+static void *pc_ctx_entry(const char *sym, unsigned int ver)
+{
+    void *f = NULL;
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+    if (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, sym, &f, ver, cudaEnableDefault, &st) != cudaSuccess ||
+        st != cudaDriverEntryPointSuccess)
+        return NULL;
+    return f;
+}
+
+/* F.lock held. */
+static int pc_use_ctx(void)
+{
+    if (pc_ctx.ok >= 0)
+        return pc_ctx.ok;
+    pc_ctx.ok = 0;
+    if (pc_opt.fence != PC_FENCE_CONTEXT)
+        return 0;
+    pc_ctx.record = (pc_ctx_record_fn)PC_REAL(cuCtxRecordEvent);
+    pc_ctx.current = (pc_ctx_current_fn)PC_REAL(cuCtxGetCurrent);
+    pc_ctx.query = (pc_ev_query_fn)PC_REAL(cuEventQuery);
+    if (!pc_ctx.record || !pc_ctx.current || !pc_ctx.query) {
+        /* All three from one source. */
+        pc_ctx.record = (pc_ctx_record_fn)pc_ctx_entry("cuCtxRecordEvent", 12050);
+        pc_ctx.current = (pc_ctx_current_fn)pc_ctx_entry("cuCtxGetCurrent", 4000);
+        pc_ctx.query = (pc_ev_query_fn)pc_ctx_entry("cuEventQuery", 2000);
+    }
+    pc_ctx.ok = pc_ctx.record && pc_ctx.current && pc_ctx.query;
+    if (pc_ctx.ok)
+        pc_info("fences: one context-wide event per device (cuCtxRecordEvent)");
+    else
+        pc_info("fences: cuCtxRecordEvent not available; an event on the legacy stream and a query per non-blocking stream");
+    return pc_ctx.ok;
 }
 
 /* Done or not ready: the two answers the driver path keeps (same numbers
@@ -117,6 +167,8 @@ static cudaError_t pc_event_record(cudaEvent_t e, cudaStream_t s)
 static cudaError_t pc_event_query(cudaEvent_t e)
 {
     CUresult r;
+    if (pc_ctx.ok > 0 && pc_drv_settled(r = pc_ctx.query((CUevent)e)))
+        return (cudaError_t)r;
     if (pc_use_drv() && pc_drv_settled(r = PC_REAL(cuEventQuery)((CUevent)e)))
         return (cudaError_t)r;
     return PC_CALL_REAL(cudaEventQuery, e);
@@ -231,6 +283,41 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
     return 0;
 }
 
+/* Cover device dev's current context in f with one context-wide event,
+ * dropped at once if already complete.  Returns 0, or -1 when the driver
+ * refused (the caller then covers the device stream by stream).
+ * F.lock held. */
+static int pc_cover_context(struct pc_fence *f, int dev, int *busy)
+{
+    CUcontext ctx = NULL;
+    struct pc_ev *e;
+    CUresult r;
+    static int once;
+
+    if (pc_ctx.current(&ctx) != CUDA_SUCCESS || !ctx || (e = pc_ev_get(dev)) == NULL)
+        goto refused;
+    r = pc_ctx.record(ctx, (CUevent)e->ev);
+    if (r != CUDA_SUCCESS) {
+        pc_ev_put(e);
+        pc_log_once(&once, PC_LOG_INFO, "cuCtxRecordEvent failed with CUDA error %d; that device is fenced stream by stream", (int)r);
+        goto refused;
+    }
+    PC_STAT_INC(fence_ctx_records);
+    if (pc_ev_done(e)) {   /* nothing in flight */
+        pc_ev_put(e);
+        return 0;
+    }
+    *busy = 1;
+    if (pc_fence_add(f, e) != 0) {
+        pc_ev_put(e);
+        goto refused;
+    }
+    return 0;
+refused:
+    PC_STAT_INC(fence_ctx_fallbacks);
+    return -1;
+}
+
 /* Cover every device and stream into f; *busy: work was in flight.
  * F.lock held. */
 static int pc_cover_all(struct pc_fence *f, int *busy)
@@ -254,6 +341,8 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
                 break;
             }
         }
+        if (pc_use_ctx() && pc_cover_context(f, d, busy) == 0)
+            continue;
         rc = pc_cover_stream(f, cudaStreamLegacy, d, 1, busy);
         HASH_ITER(hh, F.streams, st, tmp) {
             if (rc == 0 && st->dev == d && st->nonblocking)

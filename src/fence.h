@@ -3,13 +3,21 @@
  * The real cudaFreeHost waits for all device work.  A cached free gives the
  * same guarantee without waiting: it records events that cover every stream
  * the process can have used, and the block is reused only once they have
- * completed.  One event on each used device's legacy default stream covers
- * that stream, every blocking stream and every per-thread default stream
- * (they all synchronize with the legacy stream); it is recorded only when a
- * query of the legacy stream, which sees the same work, says it is busy.
- * Each non-blocking stream gets its own event when it is busy; streams
- * destroyed while busy stay covered through an event recorded at destroy
- * time.
+ * completed.
+ *
+ * By default (PINCACHE_FENCE=context) that is one cuCtxRecordEvent per used
+ * device: the event captures all work of the context, on every stream,
+ * including streams pincache never saw created (driver API, other
+ * libraries) and streams destroyed while busy.  It is dropped at once when a
+ * query says it is already complete (nothing in flight).
+ *
+ * Where the driver lacks it (before CUDA 12.5) or refuses it, and with
+ * PINCACHE_FENCE=runtime|driver: one event on each used device's legacy
+ * default stream covers that stream, every blocking stream and every
+ * per-thread default stream (they all synchronize with the legacy stream);
+ * each known non-blocking stream gets its own event when a query finds it
+ * busy; streams destroyed while busy stay covered through an event recorded
+ * at destroy time.
  *
  * Fences are numbered in the order they are recorded, and completion is
  * monotonic: fence k complete implies every fence j < k is complete, so a

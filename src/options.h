@@ -19,6 +19,7 @@ struct pc_options {
 enum { PC_MODE_CACHE = 0, PC_MODE_OBSERVE = 1, PC_MODE_OFF = 2 };
 enum { PC_LOG_ERROR = 0, PC_LOG_WARN = 1, PC_LOG_INFO = 2, PC_LOG_DEBUG = 3 };
 enum { PC_CUPTI_AUTO = 0, PC_CUPTI_ON = 1, PC_CUPTI_OFF = 2 };
+enum { PC_FENCE_CONTEXT = 0, PC_FENCE_RUNTIME = 1, PC_FENCE_DRIVER = 2 };
 
 /* The effective configuration.  Written once by pc_options_init() before any
  * other module runs, read-only afterwards (no lock needed). */

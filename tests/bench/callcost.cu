@@ -7,6 +7,11 @@
  *   rt_squery  cudaStreamQuery of an idle non-blocking stream
  *   drv_legacy cuEventRecord + cuEventQuery (the same through the driver)
  *   drv_squery cuStreamQuery
+ *   drv_ctx    cuCtxRecordEvent + cuEventQuery (pincache's default fence)
+ *              with the 4 idle non-blocking streams of the hit-pair
+ *              benchmark; drv_ctx32 with 32
+ *   ctx_immediate  how many of 2000 context-wide records on the idle
+ *              device report complete at once
  *
  * Each is timed over batches of 1000 calls; the median batch gives ns per
  * call.  Prints "RESULT callcost op=NAME ns=X" per line, and the kernel's
@@ -65,6 +70,38 @@ int main(void)
                bad |= cuEventQuery(de) != CUDA_SUCCESS;
            }));
     printf("RESULT callcost op=drv_squery ns=%.1f\n", median_ns([&] { bad |= cuStreamQuery((CUstream)s) != CUDA_SUCCESS; }));
+    {
+        CUcontext ctx;
+        std::vector<cudaStream_t> st(32);
+        if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+            return 2;
+        for (auto &x : st)
+            CK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+        /* s and 3 of these: the hit pair's 4 streams; then all 32 + s. */
+        for (int i = 4; i < 32; i++)
+            CK(cudaStreamDestroy(st[i]));
+        CK(cudaDeviceSynchronize());
+        printf("RESULT callcost op=drv_ctx ns=%.1f\n", median_ns([&] {
+                   bad |= cuCtxRecordEvent(ctx, de) != CUDA_SUCCESS;
+                   bad |= cuEventQuery(de) != CUDA_SUCCESS;
+               }));
+        for (int i = 4; i < 32; i++)
+            CK(cudaStreamCreateWithFlags(&st[i], cudaStreamNonBlocking));
+        CK(cudaDeviceSynchronize());
+        printf("RESULT callcost op=drv_ctx32 ns=%.1f\n", median_ns([&] {
+                   bad |= cuCtxRecordEvent(ctx, de) != CUDA_SUCCESS;
+                   bad |= cuEventQuery(de) != CUDA_SUCCESS;
+               }));
+        int now = 0;
+        for (int i = 0; i < 2000; i++) {
+            bad |= cuCtxRecordEvent(ctx, de) != CUDA_SUCCESS;
+            now += cuEventQuery(de) == CUDA_SUCCESS;
+            CK(cudaDeviceSynchronize());
+        }
+        printf("RESULT callcost ctx_immediate=%d/2000\n", now);
+        for (auto &x : st)
+            CK(cudaStreamDestroy(x));
+    }
     printf("RESULT callcost errors=%d\n", bad);
     return bad ? 1 : 0;
 }

@@ -279,6 +279,16 @@ API CUresult cuEventDestroy_v2(CUevent e)
 	return drv(cudaEventDestroy((cudaEvent_t)e));
 }
 
+/* Every stream of the context's device, whoever made it. */
+API CUresult cuCtxRecordEvent(CUcontext ctx, CUevent e)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ctx || ctx < ctxs || ctx >= ctxs + SIM_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return drv(sim_ctx_record_event(ctx->dev, (cudaEvent_t)e));
+}
+
 /* --- copies (stream 0 means the legacy stream, or in _ptsz the per-thread one) --- */
 
 API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
@@ -351,6 +361,7 @@ static const struct proc procs[] = {
 	{ "cuEventCreate", 2000, 0, (void *)cuEventCreate },
 	{ "cuEventRecord", 2000, 0, (void *)cuEventRecord },
 	{ "cuEventQuery", 2000, 0, (void *)cuEventQuery },
+	{ "cuCtxRecordEvent", 12050, 0, (void *)cuCtxRecordEvent },
 	{ "cuEventSynchronize", 2000, 0, (void *)cuEventSynchronize },
 	{ "cuEventDestroy", 4000, 0, (void *)cuEventDestroy_v2 },
 	{ "cuMemcpyHtoDAsync", 3020, 0, (void *)cuMemcpyHtoDAsync_v2 },

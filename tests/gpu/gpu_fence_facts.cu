@@ -7,6 +7,7 @@
 #include "gpu_common.cuh"
 
 #include <atomic>
+#include <cudaTypedefs.h>
 #include <stdarg.h>
 #include <thread>
 #include <unistd.h>
@@ -32,7 +33,34 @@ static void line(const char *kind, const char *id, const char *fmt, ...)
 }
 #define CHECK(ok, id, ...) line((ok) ? "PASS" : "FAIL", id, __VA_ARGS__)
 
-enum kind { PER_THREAD, BLOCKING, NONBLOCKING, BLOCKING_DESTROYED, NONBLOCKING_DESTROYED };
+enum kind { PER_THREAD, BLOCKING, NONBLOCKING, BLOCKING_DESTROYED, NONBLOCKING_DESTROYED, DRIVER_NONBLOCKING };
+
+/* The driver calls of pincache's default fence, from the runtime (this
+ * program does not link libcuda). */
+static PFN_cuCtxRecordEvent_v12050 p_ctx_record;
+static PFN_cuCtxGetCurrent_v4000 p_ctx_current;
+static PFN_cuStreamCreate_v2000 p_stream_create;
+
+static void *entry(const char *sym, unsigned ver)
+{
+    void *f = NULL;
+    cudaDriverEntryPointQueryResult st;
+    if (cudaGetDriverEntryPointByVersion(sym, &f, ver, cudaEnableDefault, &st) != cudaSuccess ||
+        st != cudaDriverEntryPointSuccess)
+        return NULL;
+    return f;
+}
+
+/* Record ev: on the legacy stream, or (ctx) for the whole current context. */
+static cudaError_t record(cudaEvent_t ev, bool ctx)
+{
+    CUcontext c;
+    if (!ctx)
+        return cudaEventRecord(ev, cudaStreamLegacy);
+    if (p_ctx_current(&c) != CUDA_SUCCESS || p_ctx_record(c, (CUevent)ev) != CUDA_SUCCESS)
+        return cudaErrorUnknown;
+    return cudaSuccess;
+}
 
 struct cover {
     int covered;  /* the kernel had finished when the event completed */
@@ -41,8 +69,9 @@ struct cover {
 };
 
 /* Thread T launches a long kernel on a stream of kind k; thread U then
- * records an event on cudaStreamLegacy and waits for it. */
-static struct cover legacy_event_covers(enum kind k)
+ * records an event on cudaStreamLegacy (ctx: cuCtxRecordEvent on its current
+ * context) and waits for it. */
+static struct cover event_covers(enum kind k, bool ctx)
 {
     struct cover c = {0, 0, 0};
     std::atomic<int> launched{0}, done{0};
@@ -51,7 +80,12 @@ static struct cover legacy_event_covers(enum kind k)
         cudaStream_t s = cudaStreamPerThread;
         if (k == BLOCKING || k == BLOCKING_DESTROYED)
             CK(cudaStreamCreate(&s));
-        else if (k != PER_THREAD)
+        else if (k == DRIVER_NONBLOCKING) {
+            CUstream cs;
+            if (p_stream_create(&cs, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+                exit(2);
+            s = (cudaStream_t)cs;
+        } else if (k != PER_THREAD)
             CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         k_spin<<<1, 1, 0, s>>>(LONG_NS, flag_d);
         CK(cudaGetLastError());
@@ -72,7 +106,7 @@ static struct cover legacy_event_covers(enum kind k)
         cudaEvent_t ev;
         CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
         uint64_t t0 = host_ns();
-        CK(cudaEventRecord(ev, cudaStreamLegacy));
+        CK(record(ev, ctx));
         c.query_rc = cudaEventQuery(ev);
         (void)cudaGetLastError();
         CK(cudaEventSynchronize(ev));
@@ -95,24 +129,62 @@ int main(int argc, char **argv)
     CK(cudaHostGetDevicePointer((void **)&flag_d, (void *)flag_h, 0));
 
     struct cover c;
-    c = legacy_event_covers(PER_THREAD);
+    c = event_covers(PER_THREAD, false);
     CHECK(c.covered && c.query_rc == cudaErrorNotReady, "a",
           "legacy event from thread U waits for thread T's cudaStreamPerThread kernel "
           "(covered=%d query=%d wait_ms=%.1f)", c.covered, c.query_rc, c.wait_ms);
-    c = legacy_event_covers(BLOCKING);
+    c = event_covers(BLOCKING, false);
     CHECK(c.covered && c.query_rc == cudaErrorNotReady, "b",
           "legacy event waits for another thread's kernel on a blocking created stream "
           "(covered=%d query=%d wait_ms=%.1f)", c.covered, c.query_rc, c.wait_ms);
-    c = legacy_event_covers(NONBLOCKING);
+    c = event_covers(NONBLOCKING, false);
     line("INFO", "c", "legacy event covers a kernel on a non-blocking stream: %s "
          "(covered=%d wait_ms=%.1f; expected no: such streams need their own fence)",
          c.covered ? "yes" : "no", c.covered, c.wait_ms);
-    c = legacy_event_covers(BLOCKING_DESTROYED);
+    c = event_covers(BLOCKING_DESTROYED, false);
     line("INFO", "c2", "legacy event covers a kernel on a blocking stream destroyed before "
          "the record: %s (wait_ms=%.1f)", c.covered ? "yes" : "no", c.wait_ms);
-    c = legacy_event_covers(NONBLOCKING_DESTROYED);
+    c = event_covers(NONBLOCKING_DESTROYED, false);
     line("INFO", "c3", "legacy event covers a kernel on a non-blocking stream destroyed "
          "before the record: %s (wait_ms=%.1f)", c.covered ? "yes" : "no", c.wait_ms);
+
+    /* h: the default fence, cuCtxRecordEvent, covers every kind of stream,
+     * whoever made it and whether or not it still exists. */
+    p_ctx_record = (PFN_cuCtxRecordEvent_v12050)entry("cuCtxRecordEvent", 12050);
+    p_ctx_current = (PFN_cuCtxGetCurrent_v4000)entry("cuCtxGetCurrent", 4000);
+    p_stream_create = (PFN_cuStreamCreate_v2000)entry("cuStreamCreate", 2000);
+    CHECK(p_ctx_record && p_ctx_current && p_stream_create, "h0",
+          "the runtime hands out cuCtxRecordEvent, cuCtxGetCurrent and cuStreamCreate");
+    if (p_ctx_record && p_ctx_current && p_stream_create) {
+        static const struct { enum kind k; const char *id, *what; } kinds[] = {
+            { PER_THREAD, "h1", "another thread's cudaStreamPerThread" },
+            { BLOCKING, "h2", "a blocking created stream" },
+            { NONBLOCKING, "h3", "a non-blocking created stream" },
+            { NONBLOCKING_DESTROYED, "h4", "a non-blocking stream destroyed before the record" },
+            { BLOCKING_DESTROYED, "h5", "a blocking stream destroyed before the record" },
+            { DRIVER_NONBLOCKING, "h6", "a non-blocking stream made with cuStreamCreate" },
+        };
+        for (auto &x : kinds) {
+            c = event_covers(x.k, true);
+            CHECK(c.covered && c.query_rc == cudaErrorNotReady, x.id,
+                  "cuCtxRecordEvent waits for a kernel on %s (covered=%d query=%d wait_ms=%.1f)",
+                  x.what, c.covered, c.query_rc, c.wait_ms);
+        }
+        /* h7: on an idle device it reports complete at once (else every
+         * free would leave a fence behind for the next allocation to poll). */
+        cudaEvent_t ev;
+        int now = 0;
+        CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+        CK(cudaDeviceSynchronize());
+        for (int i = 0; i < 2000; i++) {
+            CK(record(ev, true));
+            now += cudaEventQuery(ev) == cudaSuccess;
+            CK(cudaEventSynchronize(ev));
+        }
+        (void)cudaGetLastError();
+        line("INFO", "h7", "cuCtxRecordEvent on the idle device complete at once %d times of 2000", now);
+        CK(cudaEventDestroy(ev));
+    }
 
     /* d: polling an unfinished event or stream leaves no error behind */
     {

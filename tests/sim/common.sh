@@ -109,35 +109,44 @@ tap_done() {
 	echo "1..$tap_n"
 }
 
-# tap_nofences WHAT PROG [ARGS...]: the expected failure of an integrity
-# program (listed in XFAIL_TESTS): under the shim with
-# PINCACHE_TEST_NO_FENCES=1, freed blocks are handed out again at once, so
-# PROG's kernels must see other iterations' bytes; its "mismatches=N" says
-# how many.  The point is "not ok" when they do; "ok" (an XPASS) means WHAT
-# cannot see a broken fence; a program that does not finish bails out.
-tap_nofences() {
+# tap_broken WHAT VAR=VALUE PROG [ARGS...]: the expected failure of an
+# integrity program (listed in XFAIL_TESTS): under the shim, with VAR=VALUE
+# breaking reuse safety, PROG's kernels must see other iterations' bytes; its
+# "mismatches=N" says how many.  The point is "not ok" when they do; "ok" (an
+# XPASS) means WHAT cannot see that broken fence; a program that does not
+# finish bails out.
+tap_broken() {
 	_what=$1
-	shift
+	_how=$2
+	shift 2
 	if ! have_shim; then
 		tap_skip "libpincache.so not built"
 		tap_done
 		return 0
 	fi
-	PINCACHE_TEST_NO_FENCES=1 SIM_EXPECT_RACES=1
-	export PINCACHE_TEST_NO_FENCES
+	SIM_EXPECT_RACES=1
+	export "$_how"
 	run_prog shim "$@" >"$SIM_TMP/out" 2>"$SIM_TMP/err"
 	_rc=$?
 	sed 's/^/# /' "$SIM_TMP/out"
 	sed 's/^/# stderr: /' "$SIM_TMP/err" | head -n 50
 	_mm=$(sed -n 's/.*mismatches=\([0-9]*\).*/\1/p' "$SIM_TMP/out")
 	if [ "$_rc" -gt 1 ] || [ -z "$_mm" ]; then
-		echo "Bail out! $(basename "$1") did not run to the end with fences off (exit status $_rc)"
+		echo "Bail out! $(basename "$1") did not run to the end with $_how (exit status $_rc)"
 		exit 1
 	fi
 	if [ "$_mm" -gt 0 ]; then
-		tap_check 1 "fences off: $_mm kernels saw another iteration's bytes (the expected failure)"
+		tap_check 1 "$_how: $_mm kernels saw another iteration's bytes (the expected failure)"
 	else
-		tap_check 0 "fences off: no kernel saw corruption, so $_what cannot detect a broken fence"
+		tap_check 0 "$_how: no kernel saw corruption, so $_what cannot detect this broken fence"
 	fi
 	tap_done
+}
+
+# tap_nofences WHAT PROG [ARGS...]: tap_broken with PINCACHE_TEST_NO_FENCES=1
+# (freed blocks handed out again at once).
+tap_nofences() {
+	_w=$1
+	shift
+	tap_broken "$_w" PINCACHE_TEST_NO_FENCES=1 "$@"
 }

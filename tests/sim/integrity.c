@@ -8,9 +8,13 @@
  * handed out again before that work has run gets the next pattern written
  * over it, and some kernel sees the wrong bytes.
  *
- *   integrity [-t THREADS] [-n ITERATIONS] [-p] [-u]
+ *   integrity [-t THREADS] [-n ITERATIONS] [-p] [-u] [-b] [-z US] [-c 0|1]
  *     -p  odd-numbered threads use their per-thread default stream
  *         (cudaMemcpyAsync_ptsz with stream 0, cudaStreamPerThread)
+ *     -b  every copy and kernel on the two non-blocking streams
+ *     -z  the zero-copy kernel's duration (200 us)
+ *     -c  1: the fences must have been context-wide (the simulated device
+ *         counted cuCtxRecordEvent calls); 0: they must not
  *     -u  self-check: instead of cudaFreeHost, the program keeps freed blocks
  *         in a naive cache of its own and reuses them at once; the test then
  *         passes only if it sees the corruption this causes.
@@ -49,7 +53,8 @@ struct iter {
 
 struct worker {
 	int id, iters;
-	bool ptsz, unsafe;
+	unsigned zc_us;                /* the zero-copy kernel's duration */
+	bool ptsz, unsafe, nb_only;    /* -b: the non-blocking streams only */
 	struct iter *it;
 	int api_errors;
 };
@@ -108,7 +113,7 @@ static void *run(void *arg)
 		size_t size = sizes[(i + w->id) % (sizeof sizes / sizeof sizes[0])];
 		unsigned flags = alloc_flags[i % (sizeof alloc_flags / sizeof alloc_flags[0])];
 		uint64_t seed = ((uint64_t)w->id << 32) | (uint64_t)i;
-		int a = i % NSTREAMS, b = (i + 1) % NSTREAMS;
+		int a = w->nb_only ? 2 : i % NSTREAMS, b = w->nb_only ? 3 : (i + 1) % NSTREAMS;
 		cudaStream_t sa = s[a], sb = s[b];
 		struct iter *it = &w->it[i];
 		void *h = NULL, *dp = NULL;
@@ -129,7 +134,7 @@ static void *run(void *arg)
 		CK(cudaHostGetDevicePointer(&dp, h, 0));
 		it->zc.buf = dp;
 
-		if (w->ptsz && i % 2) {
+		if (w->ptsz && i % 2 && !w->nb_only) {
 			/* The per-thread default stream: 0 means it in the _ptsz calls. */
 			it->dev.stream = -2;
 			it->dev.buf = dbuf[Q_PTS];
@@ -138,7 +143,7 @@ static void *run(void *arg)
 			CK(simLaunch(cudaStreamPerThread, check_kernel, &it->dev, 20));
 		} else {
 			/* Every fifth iteration goes through the legacy default stream. */
-			int legacy = i % 5 == 4;
+			int legacy = i % 5 == 4 && !w->nb_only;
 			cudaStream_t q = legacy ? 0 : sa;
 			void *d = dbuf[legacy ? Q_LEGACY : a];
 
@@ -149,7 +154,7 @@ static void *run(void *arg)
 			CK(simLaunch(q, check_kernel, &it->dev, 20));
 		}
 		/* The zero-copy kernel runs last, on another stream. */
-		CK(simLaunch(sb, check_kernel, &it->zc, 200));
+		CK(simLaunch(sb, check_kernel, &it->zc, w->zc_us));
 		if (w->unsafe && !naive[slot])
 			naive[slot] = h;
 		else
@@ -177,7 +182,12 @@ int main(int argc, char **argv)
 	size_t ran = 0, expected = 0, bad_kernels = 0, bad_words = 0;
 	int api_errors = 0;
 
-	while ((opt = getopt(argc, argv, "t:n:pu")) != -1) {
+	unsigned zc_us = 200;
+	bool nb_only = false;
+	int want_ctx = -1;           /* -c 0|1: expect no / some context-wide records */
+	struct sim_counters c0, c1;
+
+	while ((opt = getopt(argc, argv, "t:n:puc:z:b")) != -1) {
 		if (opt == 't')
 			threads = atoi(optarg);
 		else if (opt == 'n')
@@ -186,21 +196,29 @@ int main(int argc, char **argv)
 			ptsz = true;
 		else if (opt == 'u')
 			unsafe = true;
+		else if (opt == 'b')
+			nb_only = true;
+		else if (opt == 'z')
+			zc_us = (unsigned)atoi(optarg);
+		else if (opt == 'c')
+			want_ctx = atoi(optarg) != 0;
 		else {
-			fprintf(stderr, "usage: %s [-t THREADS] [-n ITERATIONS] [-p] [-u]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-t THREADS] [-n ITERATIONS] [-p] [-u] [-c 0|1] [-z ZEROCOPY_US] [-b]\n", argv[0]);
 			return 2;
 		}
 	}
+	simCounters(&c0);
 	w = calloc((size_t)threads, sizeof *w);
 	tid = calloc((size_t)threads, sizeof *tid);
 	for (int t = 0; t < threads; t++) {
-		w[t] = (struct worker){ .id = t, .iters = iters, .ptsz = ptsz && (t % 2), .unsafe = unsafe };
+		w[t] = (struct worker){ .id = t, .iters = iters, .ptsz = ptsz && (t % 2), .unsafe = unsafe, .zc_us = zc_us, .nb_only = nb_only };
 		w[t].it = calloc((size_t)iters, sizeof *w[t].it);
 		pthread_create(&tid[t], NULL, run, &w[t]);
 	}
 	for (int t = 0; t < threads; t++)
 		pthread_join(tid[t], NULL);
 	cudaDeviceSynchronize();
+	simCounters(&c1);
 
 	for (int t = 0; t < threads; t++) {
 		api_errors += w[t].api_errors;
@@ -230,5 +248,10 @@ int main(int argc, char **argv)
 	else
 		ok(bad_kernels == 0, "every kernel saw its iteration's pattern (mismatches=%zu, bad words=%zu)",
 		   bad_kernels, bad_words);
+	if (want_ctx == 1)
+		ok(c1.ctx_records > c0.ctx_records, "the fences were context-wide: %llu cuCtxRecordEvent calls",
+		   c1.ctx_records - c0.ctx_records);
+	else if (want_ctx == 0)
+		is_int(c1.ctx_records - c0.ctx_records, 0, "no context-wide fence was recorded");
 	return done_testing();
 }

@@ -36,6 +36,7 @@ struct sim_counters {
 	unsigned long long events_created;
 	unsigned long long events_destroyed;
 	unsigned long long events_recorded;
+	unsigned long long ctx_records;        /* context-wide records (cuCtxRecordEvent) */
 	unsigned long long ops_enqueued;       /* stream operations queued */
 	unsigned long long ops_executed;       /* ... and completed */
 	unsigned long long copies;             /* copy operations executed */

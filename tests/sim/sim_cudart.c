@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <cuda.h>
 #include "sim_internal.h"
 
 struct sim_config sim_cfg;
@@ -86,6 +87,7 @@ static void read_config(void)
 	sim_cfg.free_us_per_mb = env_double("SIM_FREE_US_PER_MB", 2);
 	sim_cfg.copy_gbps = env_double("SIM_COPY_GBPS", 50);
 	sim_cfg.hostfn_us = env_double("SIM_HOSTFN_US", 0);
+	sim_cfg.test_ctx_partial = env_double("SIM_TEST_CTX_PARTIAL", 0) != 0;
 }
 
 /* ---- start-up, fork, gate */
@@ -346,6 +348,82 @@ SIM_API const char *cudaGetErrorString(cudaError_t error)
 }
 
 /* ---- introspection */
+
+/* ---- driver entry points handed out by the runtime
+ * (cudaGetDriverEntryPointByVersion).  The simulated device has no libcuda:
+ * only the calls pincache's fences use are here, acting on the same device
+ * state.  A context is the device's primary one: a token per device. */
+
+static char sim_ctx_tokens[SIM_MAX_DEVICES];
+
+/* A driver call leaves the runtime's last error alone. */
+static CUresult sim_drv_ret(cudaError_t e, cudaError_t last)
+{
+	tls_last_error = last;
+	return (CUresult)e;
+}
+
+static CUresult sim_drv_ctx_get_current(CUcontext *pctx)
+{
+	cudaError_t last = tls_last_error, e = sim_enter();
+
+	if (e)
+		return sim_drv_ret(e, last);
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = (CUcontext)(void *)&sim_ctx_tokens[sim_current_device()];
+	return CUDA_SUCCESS;
+}
+
+static CUresult sim_drv_ctx_record_event(CUcontext ctx, CUevent ev)
+{
+	cudaError_t last = tls_last_error;
+	char *c = (char *)(void *)ctx;
+
+	if (c < sim_ctx_tokens || c >= sim_ctx_tokens + sim_cfg.devices)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return sim_drv_ret(sim_ctx_record_event((int)(c - sim_ctx_tokens), (cudaEvent_t)ev), last);
+}
+
+static CUresult sim_drv_event_query(CUevent ev)
+{
+	cudaError_t last = tls_last_error;
+
+	return sim_drv_ret(cudaEventQuery((cudaEvent_t)ev), last);
+}
+
+SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+						      unsigned long long flags,
+						      enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+	static const struct { const char *name; unsigned since; void *fn; } tab[] = {
+		{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current },
+		{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },
+		{ "cuEventQuery", 2000, (void *)sim_drv_event_query },
+	};
+	enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+	cudaError_t e = sim_enter();
+
+	if (e)
+		return sim_ret(e);
+	if (!symbol || !funcPtr || cudaVersion > 13000 ||
+	    (flags & ~(unsigned long long)(cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream)))
+		return sim_ret(cudaErrorInvalidValue);
+	*funcPtr = NULL;
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+		if (strcmp(tab[i].name, symbol) != 0)
+			continue;
+		if (cudaVersion < tab[i].since) {
+			st = cudaDriverEntryPointVersionNotSufficent;
+		} else {
+			*funcPtr = tab[i].fn;
+			st = cudaDriverEntryPointSuccess;
+		}
+	}
+	if (driverStatus)
+		*driverStatus = st;
+	return cudaSuccess;
+}
 
 SIM_API void simCounters(struct sim_counters *out)
 {

@@ -35,6 +35,9 @@ struct sim_config {
 	double free_us_per_mb;    /* SIM_FREE_US_PER_MB */
 	double copy_gbps;         /* SIM_COPY_GBPS: copy and memset bandwidth, 0 = instant */
 	double hostfn_us;         /* SIM_HOSTFN_US: duration of a cudaLaunchHostFunc */
+	bool test_ctx_partial;    /* SIM_TEST_CTX_PARTIAL=1, TEST ONLY: cuCtxRecordEvent
+				   * leaves non-blocking streams out (a broken fence
+				   * that tests/sim/ctxpartial.sh must catch) */
 };
 extern struct sim_config sim_cfg;
 
@@ -88,6 +91,10 @@ struct CUevent_st {
 	unsigned flags;
 	struct CUstream_st *s;    /* last record: done when s->done >= seq; NULL = never recorded */
 	uint64_t seq;
+	/* a context-wide record (cuCtxRecordEvent): done when every stream's
+	 * work enqueued before it is; ncdeps 0 after a stream record */
+	struct sim_dep *cdeps;
+	size_t ncdeps;
 	bool stamped;             /* the last record has completed and has a time */
 	double t_ms;
 	struct CUevent_st *next;  /* all events (never freed; destroyed ones are reused) */
@@ -118,8 +125,11 @@ struct sim_op {
 	void *arg;
 	/* OP_RECORD */
 	struct CUevent_st *ev;
-	/* OP_WAIT: the event's record at the time of the call */
+	/* OP_WAIT: the event's record at the time of the call (a context-wide
+	 * record: its streams in xdeps) */
 	struct sim_dep wait;
+	size_t nxdeps;
+	struct sim_dep *xdeps;
 	/* implicit default-stream dependencies, filled in at enqueue */
 	size_t ndeps;
 	struct sim_dep *deps;
@@ -143,6 +153,11 @@ struct CUstream_st *sim_legacy_stream(int dev);
 void sim_streams_init(void);
 
 struct CUevent_st *sim_event_resolve(cudaEvent_t h);
+/* cuCtxRecordEvent on device dev's context: the event completes when all
+ * work enqueued on the device's streams so far has.  Refused with
+ * cudaErrorStreamCaptureUnsupported, invalidating them, while any of its
+ * streams captures (as the driver documents). */
+cudaError_t sim_ctx_record_event(int dev, cudaEvent_t event);
 
 /* ---- memory (sim_mem.c) */
 enum sim_mem_type { MT_HOST_ALLOC, MT_REGISTERED, MT_DEVICE };

@@ -49,6 +49,7 @@ static void op_free(struct sim_op *op)
 {
 	free(op->owned);
 	free(op->deps);
+	free(op->xdeps);
 	free(op);
 }
 
@@ -61,6 +62,9 @@ static bool op_ready(const struct sim_op *op)
 {
 	for (size_t i = 0; i < op->ndeps; i++)
 		if (!dep_done(&op->deps[i]))
+			return false;
+	for (size_t i = 0; i < op->nxdeps; i++)
+		if (!dep_done(&op->xdeps[i]))
 			return false;
 	return dep_done(&op->wait);
 }
@@ -602,6 +606,7 @@ static cudaError_t event_create(cudaEvent_t *event, unsigned flags)
 		ev->flags = flags;
 		ev->s = NULL;
 		ev->seq = 0;
+		ev->ncdeps = 0;
 		ev->stamped = false;
 		sim_ctr.events_created++;
 	}
@@ -691,6 +696,7 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, bool ptz
 		free(op);
 		ev->s = s;
 		ev->seq = s->done;
+		ev->ncdeps = 0;
 		ev->stamped = true;
 		ev->t_ms = sim_now_ms();
 		sim_ctr.events_recorded++;
@@ -700,6 +706,7 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, bool ptz
 		if (!e && seq) {
 			ev->s = s;
 			ev->seq = seq;
+			ev->ncdeps = 0;
 			ev->stamped = false;
 			sim_ctr.events_recorded++;
 		}
@@ -731,7 +738,59 @@ SIM_API cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_
 /* Caller holds sim_mu. */
 static bool event_done(const struct CUevent_st *ev)
 {
+	for (size_t i = 0; i < ev->ncdeps; i++)
+		if (!dep_done(&ev->cdeps[i]))
+			return false;
 	return !ev->s || ev->s->done >= ev->seq;
+}
+
+cudaError_t sim_ctx_record_event(int dev, cudaEvent_t event)
+{
+	cudaError_t e = sim_enter();
+	struct CUevent_st *ev;
+	size_t n = 0, capturing = 0;
+
+	if (e)
+		return e;
+	pthread_mutex_lock(&sim_mu);
+	ev = event_locked(event);
+	if (!ev || ev->dev != dev) {
+		pthread_mutex_unlock(&sim_mu);
+		return cudaErrorInvalidResourceHandle;
+	}
+	for (struct CUstream_st *t = sim_streams; t; t = t->next) {
+		if (t->dev != dev)
+			continue;
+		if (t->capture == cudaStreamCaptureStatusActive) {
+			t->capture = cudaStreamCaptureStatusInvalidated;
+			capturing++;
+		}
+		if (t->enq > t->done)
+			n++;
+	}
+	if (capturing) {
+		pthread_mutex_unlock(&sim_mu);
+		return cudaErrorStreamCaptureUnsupported;
+	}
+	free(ev->cdeps);
+	ev->cdeps = n ? calloc(n, sizeof *ev->cdeps) : NULL;
+	if (n && !ev->cdeps) {
+		pthread_mutex_unlock(&sim_mu);
+		return cudaErrorMemoryAllocation;
+	}
+	ev->ncdeps = 0;
+	for (struct CUstream_st *t = sim_streams; t; t = t->next)
+		if (t->dev == dev && t->enq > t->done && (t->blocking || !sim_cfg.test_ctx_partial))
+			ev->cdeps[ev->ncdeps++] = (struct sim_dep){ t, t->enq };
+	/* Nothing in flight: complete at once, as a stream record is. */
+	ev->s = NULL;
+	ev->seq = 0;
+	ev->stamped = ev->ncdeps == 0;
+	ev->t_ms = sim_now_ms();
+	sim_ctr.events_recorded++;
+	sim_ctr.ctx_records++;
+	pthread_mutex_unlock(&sim_mu);
+	return cudaSuccess;
 }
 
 /* cudaErrorNotReady is not recorded as the last error (sim_ret). */
@@ -759,9 +818,7 @@ SIM_API cudaError_t cudaEventSynchronize(cudaEvent_t event)
 	pthread_mutex_lock(&sim_mu);
 	ev = event_locked(event);
 	if (ev) {
-		struct sim_dep d = { ev->s, ev->seq };
-
-		while (!dep_done(&d))
+		while (!event_done(ev))
 			pthread_cond_wait(&sim_progress, &sim_mu);
 	}
 	pthread_mutex_unlock(&sim_mu);
@@ -814,6 +871,16 @@ static cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event, uns
 	} else {
 		/* The wait is for the record as of now (never recorded: no wait). */
 		op->wait = (struct sim_dep){ ev->s, ev->seq };
+		if (ev->ncdeps) {
+			op->xdeps = malloc(ev->ncdeps * sizeof *op->xdeps);
+			if (!op->xdeps) {
+				free(op);
+				pthread_mutex_unlock(&sim_mu);
+				return sim_ret(cudaErrorMemoryAllocation);
+			}
+			memcpy(op->xdeps, ev->cdeps, ev->ncdeps * sizeof *op->xdeps);
+			op->nxdeps = ev->ncdeps;
+		}
 		e = enqueue_locked(s, op, &seq);
 	}
 	pthread_mutex_unlock(&sim_mu);
