@@ -34,7 +34,7 @@ fi
 # PINCACHE_BENCH_REPORT_ONLY=1: measure nothing; render the report from the
 # logs already in $PINCACHE_BENCH_LOGDIR (a run whose printed report was lost).
 report_only=${PINCACHE_BENCH_REPORT_ONLY:-0}
-runs="a b c d"
+runs="a b c d e f"
 big=${sizes##* }
 obs_batches=200
 failed=0
@@ -142,11 +142,12 @@ ratio() {
 }
 or_fail() { if [ -n "$1" ]; then echo "$1"; else echo "FAIL"; fi; }
 
-# ---- churn table.  pincache and the hand-optimized version run four times
+# ---- churn table.  pincache and the hand-optimized version run six times
 # each, interleaved (a b a b ...), and each is represented by the median of
-# its four medians: the same treatment for both.  At 64 MB a batch is the
+# its six medians: the same treatment for both.  At 64 MB a batch is the
 # program's own memset, whose speed moved by 13% between two runs of the
-# same program (run 4), so fewer runs would measure the machine.
+# same program (run 4) and by 16% between runs of one call (run 9, four
+# runs each), so fewer runs would measure the machine.
 for s in $sizes; do
     run "churn.plain.$s" "$outdir/churn" --variant churn --size "$s"
     for k in $runs; do
@@ -241,7 +242,7 @@ for s in $sizes; do
          "$(ratio "$pl" "$sh")x | $(ratio "$tb" "$sh") | $(or_fail "$ps") |"
 done
 echo
-echo "Each pincache and twobuf figure is the median of four interleaved runs ($runs), each the median of 3 repetitions."
+echo "Each pincache and twobuf figure is the median of $(echo $runs | wc -w) interleaved runs ($runs), each the median of 3 repetitions."
 echo
 echo "Where the time goes (ms per batch: runs $runs; fill = the program's memset, api = its allocation calls or twobuf's event wait):"
 echo

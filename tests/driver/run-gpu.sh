@@ -8,7 +8,7 @@
 #     checked with ldd): plain, shimmed and twobuf at 1/8/64 MB, next to the
 #     shared build's plain and shimmed runs; per size, the shim served the
 #     static build's allocations from the cache (report alloc_hits) and its
-#     speedup is at least 0.8 x the shared build's
+#     shimmed batches take at most 1.25 x the shared build's shimmed ones
 #  2  tests/gpu/gpu_integrity.cu built static: plain and shimmed runs of
 #     both phases have 0 mismatches; with PINCACHE_TEST_NO_FENCES=1 the
 #     shimmed run sees corruption (the expected failure)
@@ -86,8 +86,11 @@ else
         calls=$(jnum "$out/static.shim.$s.json" stats.alloc_calls)
         [ -n "$hits" ] && [ -n "$calls" ] && [ "$calls" -gt 0 ] && [ $((hits * 2)) -gt "$calls" ]
         check $? "churn static $s MB: the shim served the allocations from the cache (${hits:-?} hits of ${calls:-?})"
-        awk -v a="$sp" -v b="$ssp" 'BEGIN { exit !(a != "" && b != "" && a >= 0.8 * b) }'
-        check $? "churn static $s MB: speedup ${sp:-?}x, at least 0.8 x the shared build's ${ssp:-?}x"
+        # Compared under the shim, not as speedups: the plain runs' real
+        # calls vary more than the shim does (H200 run 9: a static plain 1 MB
+        # run's repetitions took 0.95-1.41 ms per batch).
+        awk -v a="$sh" -v b="$ssh" 'BEGIN { exit !(a != "" && b != "" && a <= 1.25 * b) }'
+        check $? "churn static $s MB under the shim: ${sh:-?} ms/batch, at most 1.25 x the shared build's ${ssh:-?} (speedups ${sp:-?}x and ${ssp:-?}x)"
         table+=("| $s MB | ${pl:-fail} | ${sh:-fail} | ${tb:-fail} | ${sp:-n/a} | $(ratio "$tb" "$sh") | ${spl:-fail} | ${ssh:-fail} | ${ssp:-n/a} |")
     done
     echo "# ### Static cudart (plain nvcc): per-batch churn, ms/batch (median of 3)"

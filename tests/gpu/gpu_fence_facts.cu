@@ -82,6 +82,7 @@ static struct cover event_covers(enum kind k, bool ctx)
             CK(cudaStreamCreate(&s));
         else if (k == DRIVER_NONBLOCKING) {
             CUstream cs;
+            CK(cudaFree(0)); /* a driver call needs this thread's context current */
             if (p_stream_create(&cs, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
                 exit(2);
             s = (cudaStream_t)cs;
