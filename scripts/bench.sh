@@ -55,7 +55,7 @@ if [ ! -f "$lib" ]; then
 fi
 
 pids=()
-progs=(churn hitpath varsize callcost)
+progs=(churn hitpath varsize callcost forkcost)
 for p in "${progs[@]}"; do
     extra=()
     [ "$p" = callcost ] && extra=(-lcuda)
@@ -185,6 +185,9 @@ done
 
 # ---- what the calls of a fence cost here, plainly (the hit pair's floor)
 run callcost "$outdir/callcost"
+# ---- what fork() costs a process holding pinned memory (DataLoader workers
+# are forked at every epoch), plainly
+run forkcost "$outdir/forkcost"
 # ---- variable sizes (shimmed only: the question is how much pincache holds)
 shim varsize.shim
 run varsize.shim "${senv[@]}" "$outdir/varsize" --ops 20000 --max-live 48
@@ -305,6 +308,9 @@ echo "What a fence's calls cost on this machine, plainly, device idle (tests/ben
      "$(awk -v a="$(cc rt_legacy)" -v b="$(cc rt_squery)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.0f", a + 4 * b }') ns" \
      "through the runtime. The default fence, cuCtxRecordEvent+cuEventQuery: $(cc drv_ctx) ns with 4 idle streams," \
      "$(cc drv_ctx32) with 32; complete at once on the idle device $(sed -n 's/^RESULT callcost ctx_immediate=//p' "$logdir/callcost.out" 2>/dev/null) times."
+echo
+echo "fork() + the child's exit + waitpid with pinned memory held (tests/bench/forkcost.cu, median of 21, us):"
+sed -n 's/^RESULT forkcost /- /p' "$logdir/forkcost.out" 2>/dev/null
 echo
 echo "### Variable sizes (64 KB..32 MB log-uniform, live set <= 48, 20000 operations, pincache)"
 echo
