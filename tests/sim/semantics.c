@@ -9,6 +9,10 @@
  *                     stages pageable copies itself), and a free with GPU work
  *                     in flight no longer waits for it
  *
+ * Both: a cudaFreeHost while another stream captures a graph leaves the
+ * capture valid (seen failing with the shim's capture guard removed: the
+ * context-wide fence invalidated the capture, cudaStreamEndCapture 901).
+ *
  * A "slow kernel" is a simLaunch host function that sleeps 60 ms first, so
  * work queued behind it on its stream is certainly still pending.
  */
@@ -177,6 +181,30 @@ int main(int argc, char **argv)
 		ok(ms < SLOW_US / 2000.0, "... returns without waiting for it (%.1f ms)", ms);
 	}
 	cudaDeviceSynchronize();
+
+	/* A free while another stream captures a graph (relaxed mode) leaves
+	 * the capture valid, plainly and under the shim: whatever the shim does
+	 * to fence the block must not be an operation that breaks captures
+	 * (cuCtxRecordEvent does). */
+	{
+		cudaStream_t cs;
+		cudaGraph_t g = NULL;
+		enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+		void *p = NULL;
+
+		cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
+		cudaHostAlloc(&p, N, 0);
+		simLaunch(nb, nop, NULL, SLOW_US / 10);  /* device work in flight */
+		is_int(cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed), cudaSuccess,
+		       "a capture begins on a non-blocking stream");
+		is_int(cudaFreeHost(p), cudaSuccess, "cudaFreeHost while it captures");
+		cudaStreamIsCapturing(cs, &st);
+		is_int(st, cudaStreamCaptureStatusActive, "... leaves the capture active");
+		is_int(cudaStreamEndCapture(cs, &g), cudaSuccess, "... and it ends with a graph");
+		ok(g != NULL, "... a graph came back (the simulated device's is a token, not destroyed)");
+		cudaDeviceSynchronize();
+		cudaStreamDestroy(cs);
+	}
 	cudaFreeHost(pin);
 	cudaFree(dev);
 	cudaStreamDestroy(blk);

@@ -3,7 +3,8 @@
 # execution, pageable copies staged or completed before return, default-stream
 # ordering, _ptsz/_ptds), kept under the shim; and the driver facts the sim
 # models (cudaFreeHost waits and stalls others, cudaHostAlloc does not), which
-# the shim removes for frees.  See semantics.c.
+# the shim removes for frees; a free during a graph capture leaves the capture
+# valid.  See semantics.c.
 . "$top_srcdir/tests/sim/common.sh"
 
 tap_program "plain" plain "$SIM_BIN/semantics" plain
