@@ -4,6 +4,7 @@
 #include <string.h>
 #include "pincache.h"
 #include "diag.h"
+#include "drv_ext.h"
 #include "fence.h"
 #include "log.h"
 #include "options.h"
@@ -470,9 +471,57 @@ cudaError_t pc_capture_began(cudaError_t r)
     return r;
 }
 
-cudaError_t pc_capture_ended(cudaError_t r)
+/* A capture ends when EndCapture ends it: it counts only when the stream was
+ * capturing before the call and is not after it (an EndCapture on a stream
+ * that was not capturing, or one that is refused, ends nothing; counting it
+ * would let fences run during another stream's capture).  The legacy
+ * stream never captures, and asking about it during another stream's
+ * global-mode capture would invalidate that capture, so it is not asked. */
+static int pc_rt_capturing(cudaStream_t q)
 {
-    pc_fence_capture_end();
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (q == 0 || q == cudaStreamLegacy || PC_CALL_REAL(cudaStreamIsCapturing, q, &st) != cudaSuccess)
+        return 0;
+    return st != cudaStreamCaptureStatusNone;
+}
+
+cudaError_t pc_end_capture(cudaStream_t s, cudaGraph_t *g, int ptsz)
+{
+    cudaStream_t q = ptsz && s == 0 ? cudaStreamPerThread : s;
+    int was = pc_rt_capturing(q);
+    cudaError_t r = ptsz ? PC_CALL_REAL(cudaStreamEndCapture_ptsz, s, g) : PC_CALL_REAL(cudaStreamEndCapture, s, g);
+
+    if (was && !pc_rt_capturing(q))
+        pc_fence_capture_end();
+    return r;
+}
+
+/* The same for captures begun through the driver API (static cudart, XLA). */
+CUresult pc_drv_capture_began(CUresult r)
+{
+    if (r == CUDA_SUCCESS)
+        pc_fence_capture_begin();
+    return r;
+}
+
+static int pc_drv_capturing(CUstream q, int ptsz)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r;
+
+    if (q == CU_STREAM_LEGACY || (q == 0 && !ptsz))
+        return 0;
+    r = ptsz ? PC_CALL_DRV(cuStreamIsCapturing_ptsz, q, &st) : PC_CALL_DRV(cuStreamIsCapturing, q, &st);
+    return r == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+CUresult pc_drv_end_capture(CUstream s, CUgraph *g, int ptsz)
+{
+    int was = pc_drv_capturing(s, ptsz);
+    CUresult r = ptsz ? PC_CALL_DRV(cuStreamEndCapture_ptsz, s, g) : PC_CALL_DRV(cuStreamEndCapture, s, g);
+
+    if (was && !pc_drv_capturing(s, ptsz))
+        pc_fence_capture_end();
     return r;
 }
 

@@ -88,7 +88,10 @@ void pc_stream_destroying(cudaStream_t s);
 cudaError_t pc_device_set(cudaError_t r, int dev);
 cudaError_t pc_device_reset(void);
 cudaError_t pc_capture_began(cudaError_t r);
-cudaError_t pc_capture_ended(cudaError_t r);
+/* EndCapture (ptsz: the _ptsz form), counting the capture it ends. */
+cudaError_t pc_end_capture(cudaStream_t s, cudaGraph_t *g, int ptsz);
+CUresult pc_drv_capture_began(CUresult r);
+CUresult pc_drv_end_capture(CUstream s, CUgraph *g, int ptsz);
 
 /* --- copies (copy.c) --- */
 enum pc_copy_how { PC_COPY_SYNC, PC_COPY_SYNC_PTDS, PC_COPY_ASYNC, PC_COPY_ASYNC_PTSZ };

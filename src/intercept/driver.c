@@ -67,6 +67,43 @@ PC_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
     PC_FORWARD_DRV(cuStreamDestroy_v2, (pc_stream_destroying((cudaStream_t)s), PC_CALL_DRV(cuStreamDestroy_v2, s)), s);
 }
 
+/* Graph captures: no fence runs while one is under way (a context-wide
+ * event, or a query of the capturing stream, would invalidate it). */
+#define PC_DRV_CAPTURE(name, ...) \
+    PC_FORWARD_DRV(name, pc_drv_capture_began(PC_CALL_DRV(name, __VA_ARGS__)), __VA_ARGS__)
+
+PC_EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    PC_DRV_CAPTURE(cuStreamBeginCapture_v2, s, mode);
+}
+
+PC_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
+{
+    PC_DRV_CAPTURE(cuStreamBeginCapture_v2_ptsz, s, mode);
+}
+
+PC_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                               const CUgraphEdgeData *data, size_t n, CUstreamCaptureMode mode)
+{
+    PC_DRV_CAPTURE(cuStreamBeginCaptureToGraph, s, g, deps, data, n, mode);
+}
+
+PC_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                                    const CUgraphEdgeData *data, size_t n, CUstreamCaptureMode mode)
+{
+    PC_DRV_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, s, g, deps, data, n, mode);
+}
+
+PC_EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    PC_FORWARD_DRV(cuStreamEndCapture, pc_drv_end_capture(s, g, 0), s, g);
+}
+
+PC_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g)
+{
+    PC_FORWARD_DRV(cuStreamEndCapture_ptsz, pc_drv_end_capture(s, g, 1), s, g);
+}
+
 PC_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
     PC_FORWARD_DRV(cuDevicePrimaryCtxRetain,

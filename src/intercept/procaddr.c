@@ -45,9 +45,15 @@ static const struct pc_gpa pc_gpa_tab[] = {
     { "cuMemcpyHtoDAsync", 3020, INT_MAX, -1, (void *)cuMemcpyHtoDAsync_v2 },
     { "cuMemcpyHtoDAsync", 3020, 7000, 1, (void *)cuMemcpyHtoDAsync_v2 },
     { "cuMemcpyHtoDAsync", 7000, INT_MAX, 1, (void *)cuMemcpyHtoDAsync_v2_ptsz },
+    { "cuStreamBeginCapture", 10010, INT_MAX, -1, (void *)cuStreamBeginCapture_v2 },
+    { "cuStreamBeginCapture", 10010, INT_MAX, 1, (void *)cuStreamBeginCapture_v2_ptsz },
+    { "cuStreamBeginCaptureToGraph", 12030, INT_MAX, -1, (void *)cuStreamBeginCaptureToGraph },
+    { "cuStreamBeginCaptureToGraph", 12030, INT_MAX, 1, (void *)cuStreamBeginCaptureToGraph_ptsz },
     { "cuStreamCreate", 2000, INT_MAX, 0, (void *)cuStreamCreate },
     { "cuStreamCreateWithPriority", 5050, INT_MAX, 0, (void *)cuStreamCreateWithPriority },
     { "cuStreamDestroy", 4000, INT_MAX, 0, (void *)cuStreamDestroy_v2 },
+    { "cuStreamEndCapture", 10000, INT_MAX, -1, (void *)cuStreamEndCapture },
+    { "cuStreamEndCapture", 10000, INT_MAX, 1, (void *)cuStreamEndCapture_ptsz },
 };
 
 /* The wrapper for that request, or NULL.  Cheap: names are compared only

@@ -71,10 +71,10 @@ PC_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t s, cudaGra
 
 PC_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
 {
-    PC_FORWARD(cudaStreamEndCapture, pc_capture_ended(PC_CALL_REAL(cudaStreamEndCapture, s, g)), s, g);
+    PC_FORWARD(cudaStreamEndCapture, pc_end_capture(s, g, 0), s, g);
 }
 
 PC_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t s, cudaGraph_t *g)
 {
-    PC_FORWARD(cudaStreamEndCapture_ptsz, pc_capture_ended(PC_CALL_REAL(cudaStreamEndCapture_ptsz, s, g)), s, g);
+    PC_FORWARD(cudaStreamEndCapture_ptsz, pc_end_capture(s, g, 1), s, g);
 }

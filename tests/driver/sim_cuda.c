@@ -279,6 +279,25 @@ API CUresult cuEventDestroy_v2(CUevent e)
 	return drv(cudaEventDestroy((cudaEvent_t)e));
 }
 
+/* Graph capture: the runtime's (same mode, status and error numbers). */
+API CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+	NEED_CTX();
+	return drv(cudaStreamBeginCapture((cudaStream_t)s, (enum cudaStreamCaptureMode)mode));
+}
+
+API CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+	NEED_CTX();
+	return drv(cudaStreamEndCapture((cudaStream_t)s, (cudaGraph_t *)g));
+}
+
+API CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	NEED_CTX();
+	return drv(cudaStreamIsCapturing((cudaStream_t)s, (enum cudaStreamCaptureStatus *)st));
+}
+
 /* Every stream of the context's device, whoever made it. */
 API CUresult cuCtxRecordEvent(CUcontext ctx, CUevent e)
 {
@@ -362,6 +381,9 @@ static const struct proc procs[] = {
 	{ "cuEventRecord", 2000, 0, (void *)cuEventRecord },
 	{ "cuEventQuery", 2000, 0, (void *)cuEventQuery },
 	{ "cuCtxRecordEvent", 12050, 0, (void *)cuCtxRecordEvent },
+	{ "cuStreamBeginCapture", 10010, 0, (void *)cuStreamBeginCapture_v2 },
+	{ "cuStreamEndCapture", 10000, 0, (void *)cuStreamEndCapture },
+	{ "cuStreamIsCapturing", 10000, 0, (void *)cuStreamIsCapturing },
 	{ "cuEventSynchronize", 2000, 0, (void *)cuEventSynchronize },
 	{ "cuEventDestroy", 4000, 0, (void *)cuEventDestroy_v2 },
 	{ "cuMemcpyHtoDAsync", 3020, 0, (void *)cuMemcpyHtoDAsync_v2 },

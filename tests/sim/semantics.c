@@ -197,6 +197,10 @@ int main(int argc, char **argv)
 		simLaunch(nb, nop, NULL, SLOW_US / 10);  /* device work in flight */
 		is_int(cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed), cudaSuccess,
 		       "a capture begins on a non-blocking stream");
+		/* An EndCapture that ends nothing (that stream does not capture)
+		 * must not make the shim think the capture is over. */
+		ok(cudaStreamEndCapture(nb, &g) != cudaSuccess, "cudaStreamEndCapture of a stream that does not capture fails");
+		cudaGetLastError();
 		is_int(cudaFreeHost(p), cudaSuccess, "cudaFreeHost while it captures");
 		cudaStreamIsCapturing(cs, &st);
 		is_int(st, cudaStreamCaptureStatusActive, "... leaves the capture active");
