@@ -243,6 +243,22 @@ static void pc_fence_release(struct pc_fence *f)
     F.spare = f;
 }
 
+/* e was just recorded: keep it in f (*busy), or, when check and already
+ * complete (nothing was in flight), drop it.  Returns 0 or -1. */
+static int pc_fence_keep(struct pc_fence *f, struct pc_ev *e, int check, int *busy)
+{
+    if (check && pc_ev_done(e)) {
+        pc_ev_put(e);
+        return 0;
+    }
+    *busy = 1;
+    if (pc_fence_add(f, e) != 0) {
+        pc_ev_put(e);
+        return -1;
+    }
+    return 0;
+}
+
 /* Cover stream s in f; *busy when it had work in flight.
  * The legacy stream always gets an event, dropped at once if already
  * complete: an event on it covers the blocking and every thread's
@@ -271,16 +287,7 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
         pc_ev_put(e);
         return -1;
     }
-    if (legacy && pc_ev_done(e)) {   /* nothing in flight */
-        pc_ev_put(e);
-        return 0;
-    }
-    *busy = 1;
-    if (pc_fence_add(f, e) != 0) {
-        pc_ev_put(e);
-        return -1;
-    }
-    return 0;
+    return pc_fence_keep(f, e, legacy, busy);
 }
 
 /* Cover device dev's current context in f with one context-wide event,
@@ -303,16 +310,8 @@ static int pc_cover_context(struct pc_fence *f, int dev, int *busy)
         goto refused;
     }
     PC_STAT_INC(fence_ctx_records);
-    if (pc_ev_done(e)) {   /* nothing in flight */
-        pc_ev_put(e);
+    if (pc_fence_keep(f, e, 1, busy) == 0)
         return 0;
-    }
-    *busy = 1;
-    if (pc_fence_add(f, e) != 0) {
-        pc_ev_put(e);
-        goto refused;
-    }
-    return 0;
 refused:
     PC_STAT_INC(fence_ctx_fallbacks);
     return -1;
