@@ -307,7 +307,9 @@ echo "What a fence's calls cost on this machine, plainly, device idle (tests/ben
      "A free's fence with 4 non-blocking streams makes one record+query and 4 stream queries:" \
      "$(awk -v a="$(cc rt_legacy)" -v b="$(cc rt_squery)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.0f", a + 4 * b }') ns" \
      "through the runtime. The default fence, cuCtxRecordEvent+cuEventQuery: $(cc drv_ctx) ns with 4 idle streams," \
-     "$(cc drv_ctx32) with 32; complete at once on the idle device $(sed -n 's/^RESULT callcost ctx_immediate=//p' "$logdir/callcost.out" 2>/dev/null) times."
+     "$(cc drv_ctx32) with 32; complete at once on the idle device $(sed -n 's/^RESULT callcost ctx_immediate=//p' "$logdir/callcost.out" 2>/dev/null) times." \
+     "Classifying a copy's host memory, cudaPointerGetAttributes: $(cc ptrattr_pageable) ns on pageable memory," \
+     "$(cc ptrattr_pinned) on pinned."
 echo
 echo "fork() + the child's exit + waitpid with pinned memory held (tests/bench/forkcost.cu, median of 21, us):"
 sed -n 's/^RESULT forkcost /- /p' "$logdir/forkcost.out" 2>/dev/null

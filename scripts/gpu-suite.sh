@@ -68,13 +68,13 @@ echo "# device: $(grep -m1 '^devices=' "$logdir/probe.log"), arch $PC_ARCH, nvcc
 echo "# shim: $lib"
 
 # ---- build (in parallel)
-progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall)
+progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture)
 declare -A built=()
 pids=()
 for p in "${progs[@]}"; do
     case $p in
     gpu_integrity_ptds) src=gpu_integrity.cu; extra=(--default-stream per-thread) ;;
-    gpu_errors) src=gpu_errors.cu; extra=(-lcuda) ;;
+    gpu_errors | gpu_capture) src=$p.cu; extra=(-lcuda) ;;
     *) src=$p.cu; extra=() ;;
     esac
     pc_build "$outdir/$p" "$srcdir/tests/gpu/$src" "${extra[@]}" >"$logdir/build-$p.log" 2>&1 &
@@ -276,6 +276,56 @@ done
 for mode in plain shim; do
     checks gpu_stall "$mode"
 done
+
+# ---- 5. graph captures: a pinned free or allocation during a capture (runtime
+# or driver API, each mode, this thread or another) must end as it does
+# plainly; blind (PINCACHE_TEST_CAPTURE_BLIND=1: the shim ignores captures
+# and fences during them) must differ, or this check could not fail.
+if [ "${built[gpu_capture]}" = 1 ]; then
+    declare -A cap_out=()
+    for mode in plain shim blind; do
+        case $mode in
+        plain) run gpu_capture.plain 60 "$outdir/gpu_capture" ;;
+        shim) shim_env gpu_capture.shim
+              run gpu_capture.shim 60 "${senv[@]}" "$outdir/gpu_capture" --shim ;;
+        blind) shim_env gpu_capture.blind
+               run gpu_capture.blind 60 "${senv[@]}" PINCACHE_TEST_CAPTURE_BLIND=1 "$outdir/gpu_capture" --shim ;;
+        esac
+        cap_out[$mode]=$out
+        if [ "$rc" != 0 ] || ! grep -q '^RESULT' "$out"; then
+            notok "gpu_capture [$mode] ran (exit $rc)"
+            tail_logs "$out" "$err"
+        else
+            ok "gpu_capture [$mode] ran: $(grep -c '^OUTCOME' "$out") cases"
+        fi
+    done
+    grep -E '^INFO' "${cap_out[plain]}" | diag
+    grep -E '^OUTCOME' "${cap_out[plain]}" | sed 's/^OUTCOME //' | diag
+    for mode in shim; do
+        while read -r kind id text; do
+            case $kind in
+            PASS) ok "gpu_capture [$mode] $id $text" ;;
+            FAIL) notok "gpu_capture [$mode] $id $text" ;;
+            esac
+        done < <(grep -E '^(PASS|FAIL) ' "${cap_out[$mode]}")
+    done
+    np=$(grep -c '^OUTCOME' "${cap_out[plain]}")
+    if [ "$np" -gt 0 ] && diff <(grep '^OUTCOME' "${cap_out[plain]}") <(grep '^OUTCOME' "${cap_out[shim]}") >/dev/null; then
+        ok "gpu_capture: all $np capture outcomes under the shim are the plain runtime's"
+    else
+        notok "gpu_capture: capture outcomes under the shim differ from plain (- plain, + shim)"
+        diff -U0 <(grep '^OUTCOME' "${cap_out[plain]}") <(grep '^OUTCOME' "${cap_out[shim]}") | grep '^[-+][^-+]' | diag
+    fi
+    nd=$(diff <(grep '^OUTCOME' "${cap_out[plain]}") <(grep '^OUTCOME' "${cap_out[blind]}") | grep -c '^>')
+    if [ "$nd" -gt 0 ]; then
+        ok "gpu_capture [blind]: with the shim blind to captures, $nd outcomes differ from plain (the check can fail)"
+        diff -U0 <(grep '^OUTCOME' "${cap_out[plain]}") <(grep '^OUTCOME' "${cap_out[blind]}") | grep '^[+][^+]' | head -n 8 | diag
+    else
+        notok "gpu_capture [blind]: outcomes identical to plain even with the shim blind to captures (the check cannot fail)"
+    fi
+else
+    notok "gpu_capture # not built"
+fi
 
 echo "1..$n"
 if [ "$nfail" -gt 0 ] && [ "$keep" = 0 ]; then

@@ -148,8 +148,12 @@ cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags)
         return PC_CALL_REAL(cudaHostAlloc, p, size, flags);
     PC_STAT_INC(alloc_calls);
     PC_STAT_ADD(alloc_bytes, size);
-    /* NULL, size 0 and bad flags: the runtime's own answer is the right one. */
-    if (!pc_caching() || !p || size == 0 || pc_flags_key(flags, &key) != 0)
+    /* NULL, size 0 and bad flags: the runtime's own answer is the right one.
+     * During a graph capture too: the runtime refuses an allocation that the
+     * capture prohibits, and invalidates the capture (measured on the H200);
+     * a block from the cache would hide both, and the cache's event queries
+     * could be refused in turn. */
+    if (!pc_caching() || !p || size == 0 || pc_flags_key(flags, &key) != 0 || pc_fence_capturing() > 0)
         return pc_real_host_alloc(p, size, flags);
     pc_tls_alloc_failed = 0;
     err = pc_pool_alloc(&pc_pool, size, key, p, &hit);
@@ -280,7 +284,7 @@ CUresult pc_drv_host_alloc(void **pp, size_t size, unsigned int flags, int alloc
         return alloc_host ? PC_CALL_DRV(cuMemAllocHost_v2, pp, size) : PC_CALL_DRV(cuMemHostAlloc, pp, size, flags);
     PC_STAT_INC(alloc_calls);
     PC_STAT_ADD(alloc_bytes, size);
-    if (!pc_caching() || !pp || size == 0 || pc_flags_key(flags, &key) != 0)
+    if (!pc_caching() || !pp || size == 0 || pc_flags_key(flags, &key) != 0 || pc_fence_capturing() > 0)
         return pc_drv_real_alloc(pp, size, flags, alloc_host);
     pc_tls_drv_alloc = 1;
     err = pc_pool_alloc(&pc_pool, size, key, pp, &hit);

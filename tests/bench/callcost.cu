@@ -102,6 +102,22 @@ int main(void)
         for (auto &x : st)
             CK(cudaStreamDestroy(x));
     }
+    /* What classifying a copy's host side costs (pincache's report asks for
+     * every copy it cannot place in its own cache). */
+    {
+        void *pg = malloc(65536), *pn = NULL;
+        struct cudaPointerAttributes a;
+        CK(cudaHostAlloc(&pn, 65536, 0));
+        memset(pg, 1, 65536);
+        printf("RESULT callcost op=ptrattr_pageable ns=%.1f\n", median_ns([&] {
+            bad |= cudaPointerGetAttributes(&a, pg) != cudaSuccess || a.type != cudaMemoryTypeUnregistered;
+        }));
+        printf("RESULT callcost op=ptrattr_pinned ns=%.1f\n", median_ns([&] {
+            bad |= cudaPointerGetAttributes(&a, pn) != cudaSuccess || a.type != cudaMemoryTypeHost;
+        }));
+        CK(cudaFreeHost(pn));
+        free(pg);
+    }
     printf("RESULT callcost errors=%d\n", bad);
     return bad ? 1 : 0;
 }

@@ -12,6 +12,10 @@
  * Both: a cudaFreeHost while another stream captures a graph leaves the
  * capture valid (seen failing with the shim's capture guard removed: the
  * context-wide fence invalidated the capture, cudaStreamEndCapture 901).
+ * And a pinned allocation or free during a capture, in each mode, from the
+ * capturing thread and another, is refused or done exactly as the H200's
+ * runtime does it (seen failing under the shim while it served allocations
+ * from its cache during captures: 0 where the runtime answers 900).
  *
  * A "slow kernel" is a simLaunch host function that sleeps 60 ms first, so
  * work queued behind it on its stream is certainly still pending.
@@ -76,6 +80,74 @@ static void *launch_during_free(void *arg)
 	l->call_ms = now_ms() - t0;
 	cudaStreamSynchronize(cudaStreamPerThread);
 	return NULL;
+}
+
+/* ---- capture modes: what a pinned allocation or free does during a
+ * capture, as measured on the H200 (tests/gpu/gpu_capture.cu) */
+struct capop {
+	int op;                  /* 0 free p, 1 allocate *q */
+	void *p, **q;
+	cudaError_t rc;
+};
+
+static void *capop_run(void *arg)
+{
+	struct capop *c = arg;
+
+	c->rc = c->op ? cudaHostAlloc(c->q, N, 0) : cudaFreeHost(c->p);
+	return NULL;
+}
+
+/* op 0: free a block with device work in flight; 1: allocate
+ * after a block of the size was freed with the device idle; 2: allocate
+ * after it was freed with work in flight.  The runtime refuses (900) and
+ * invalidates the capture when the capture prohibits the calling thread's
+ * unsafe calls: global mode from any thread, thread-local mode from the
+ * capturing one; a cache must do the same. */
+static void capture_case(cudaStream_t work, int op, enum cudaStreamCaptureMode mode, int other)
+{
+	static const char *mname[] = { "global", "thread-local", "relaxed" };
+	static const char *oname[] = { "cudaFreeHost", "cudaHostAlloc (a block idle in a cache)",
+				       "cudaHostAlloc (a block behind a pending fence)" };
+	int prohibited = mode == cudaStreamCaptureModeGlobal || (mode == cudaStreamCaptureModeThreadLocal && !other);
+	cudaStream_t cs;
+	cudaGraph_t g = NULL;
+	void *p = NULL, *q = NULL;
+	struct capop c = { op != 0, NULL, &q, cudaErrorUnknown };
+	pthread_t t;
+
+	cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
+	cudaHostAlloc(&p, N, 0);
+	if (op == 1) {
+		cudaFreeHost(p);
+		p = NULL;
+	}
+	cudaDeviceSynchronize();
+	simLaunch(work, nop, NULL, SLOW_US / 10);   /* device work in flight */
+	if (op == 2) {
+		cudaFreeHost(p);
+		p = NULL;
+	}
+	c.p = p;
+	cudaStreamBeginCapture(cs, mode);
+	if (other) {
+		pthread_create(&t, NULL, capop_run, &c);
+		pthread_join(t, NULL);
+	} else {
+		capop_run(&c);
+	}
+	is_int(c.rc, prohibited ? cudaErrorStreamCaptureUnsupported : cudaSuccess,
+	       "%s during a %s capture, %s thread: %s", oname[op], mname[mode], other ? "another" : "the capturing",
+	       prohibited ? "refused" : "done");
+	is_int(cudaStreamEndCapture(cs, &g), prohibited ? cudaErrorStreamCaptureInvalidated : cudaSuccess,
+	       "... and the capture %s", prohibited ? "is invalidated" : "ends with a graph");
+	cudaGetLastError();
+	cudaDeviceSynchronize();
+	if (op == 0 && c.rc != cudaSuccess)
+		cudaFreeHost(p);
+	if (op != 0 && c.rc == cudaSuccess)
+		cudaFreeHost(q);
+	cudaStreamDestroy(cs);
 }
 
 int main(int argc, char **argv)
@@ -209,6 +281,10 @@ int main(int argc, char **argv)
 		cudaDeviceSynchronize();
 		cudaStreamDestroy(cs);
 	}
+	for (int op = 0; op < 3; op++)
+		for (int mode = cudaStreamCaptureModeRelaxed; mode >= cudaStreamCaptureModeGlobal; mode--)
+			for (int other = 0; other < 2; other++)
+				capture_case(nb, op, (enum cudaStreamCaptureMode)mode, other);
 	cudaFreeHost(pin);
 	cudaFree(dev);
 	cudaStreamDestroy(blk);

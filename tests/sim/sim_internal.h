@@ -80,6 +80,8 @@ struct CUstream_st {
 	struct sim_op *head, *tail;
 	enum cudaStreamCaptureStatus capture;
 	unsigned long long capture_id;
+	enum cudaStreamCaptureMode capture_mode;
+	unsigned capture_thread;  /* sim_thread_id() of the thread that began it */
 	pthread_cond_t work;      /* signalled when an operation is queued or the stream destroyed */
 	struct CUstream_st *next; /* sim_streams: every stream ever made (never freed) */
 };
@@ -158,6 +160,14 @@ struct CUevent_st *sim_event_resolve(cudaEvent_t h);
  * cudaErrorStreamCaptureUnsupported, invalidating them, while any of its
  * streams captures (as the driver documents). */
 cudaError_t sim_ctx_record_event(int dev, cudaEvent_t event);
+/* Measured on an H200: a pinned allocation or free (and an event query)
+ * made while a capture prohibits the calling thread's "unsafe" calls fails
+ * with cudaErrorStreamCaptureUnsupported and invalidates that capture.  A
+ * thread is prohibited by its own capture unless it began it in relaxed
+ * mode, and by any other thread's global-mode capture, unless it made
+ * itself relaxed (cudaThreadExchangeStreamCaptureMode).  Returns the error,
+ * or cudaSuccess; takes sim_mu. */
+cudaError_t sim_capture_prohibits(void);
 
 /* ---- memory (sim_mem.c) */
 enum sim_mem_type { MT_HOST_ALLOC, MT_REGISTERED, MT_DEVICE };

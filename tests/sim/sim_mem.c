@@ -151,6 +151,8 @@ static cudaError_t host_alloc(void **p, size_t size, unsigned flags)
 		*p = NULL;
 		return cudaSuccess;
 	}
+	if ((e = sim_capture_prohibits()) != cudaSuccess)
+		goto fail;
 	pthread_mutex_lock(&sim_mu);
 	ok = reserve_pinned(size);
 	pthread_mutex_unlock(&sim_mu);
@@ -223,6 +225,8 @@ SIM_API cudaError_t cudaFreeHost(void *ptr)
 		return sim_ret(cudaErrorInvalidValue);
 	}
 	pthread_mutex_unlock(&sim_mu);
+	if ((e = sim_capture_prohibits()) != cudaSuccess)
+		return sim_ret(e);
 
 	sim_gate_close();
 	waited = sim_wait_device(-1);

@@ -30,6 +30,15 @@ static unsigned long long capture_ids;
  * by their own thread only, the streams themselves are under sim_mu. */
 static __thread struct CUstream_st *tls_pts[SIM_MAX_DEVICES];
 static __thread enum cudaStreamCaptureMode tls_capture_mode;
+static __thread unsigned tls_thread_id;
+static unsigned thread_ids;
+
+static unsigned sim_thread_id(void)
+{
+	if (!tls_thread_id)
+		tls_thread_id = __atomic_add_fetch(&thread_ids, 1, __ATOMIC_RELAXED);
+	return tls_thread_id;
+}
 static pthread_key_t pts_key;
 
 static void *worker_main(void *arg);
@@ -793,6 +802,37 @@ cudaError_t sim_ctx_record_event(int dev, cudaEvent_t event)
 	return cudaSuccess;
 }
 
+/* Caller holds sim_mu. */
+static cudaError_t capture_prohibits_locked(void)
+{
+	unsigned me = sim_thread_id();
+	bool hit = false;
+
+	if (tls_capture_mode == cudaStreamCaptureModeRelaxed)
+		return cudaSuccess;
+	for (struct CUstream_st *t = sim_streams; t; t = t->next) {
+		if (t->capture != cudaStreamCaptureStatusActive)
+			continue;
+		if (t->capture_thread == me ? t->capture_mode != cudaStreamCaptureModeRelaxed
+					    : t->capture_mode == cudaStreamCaptureModeGlobal &&
+						      tls_capture_mode == cudaStreamCaptureModeGlobal) {
+			t->capture = cudaStreamCaptureStatusInvalidated;
+			hit = true;
+		}
+	}
+	return hit ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
+
+cudaError_t sim_capture_prohibits(void)
+{
+	cudaError_t e;
+
+	pthread_mutex_lock(&sim_mu);
+	e = capture_prohibits_locked();
+	pthread_mutex_unlock(&sim_mu);
+	return e;
+}
+
 /* cudaErrorNotReady is not recorded as the last error (sim_ret). */
 SIM_API cudaError_t cudaEventQuery(cudaEvent_t event)
 {
@@ -802,6 +842,10 @@ SIM_API cudaError_t cudaEventQuery(cudaEvent_t event)
 	if (e)
 		return sim_ret(e);
 	pthread_mutex_lock(&sim_mu);
+	if ((e = capture_prohibits_locked()) != cudaSuccess) {
+		pthread_mutex_unlock(&sim_mu);
+		return sim_ret(e);
+	}
 	ev = event_locked(event);
 	e = !ev ? cudaErrorInvalidResourceHandle : event_done(ev) ? cudaSuccess : cudaErrorNotReady;
 	pthread_mutex_unlock(&sim_mu);
@@ -921,6 +965,8 @@ static cudaError_t begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode
 	else {
 		s->capture = cudaStreamCaptureStatusActive;
 		s->capture_id = ++capture_ids;
+		s->capture_mode = mode;
+		s->capture_thread = sim_thread_id();
 	}
 	pthread_mutex_unlock(&sim_mu);
 	return sim_ret(e);

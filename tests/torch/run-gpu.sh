@@ -13,6 +13,7 @@
 # seeds     a = torch.rand(512, 655360); i.pin_memory().cuda(non_blocking=True),
 #           i.pin_memory().cuda(), i.cuda(non_blocking=True), i.cuda() for i
 #           in a; 3 runs plain and 3 under pincache, alternating
+#           (PINCACHE_TORCH_SEEDS_REPS runs each)
 #   - every run completed
 #   - the bits that reached the GPU equal the CPU's `a`, in every variant of
 #     every run (exact weighted sums of the float bits, digest compared)
@@ -66,7 +67,7 @@ rows=${PINCACHE_TORCH_ROWS:-512}
 t_section=0
 steps=${PINCACHE_TORCH_STEPS:-150}
 train_args=${PINCACHE_TORCH_TRAIN_ARGS:-}
-reps=3 passes=2 epochs=3
+reps=${PINCACHE_TORCH_SEEDS_REPS:-3} passes=2 epochs=3
 
 command -v "$py" >/dev/null 2>&1 || { echo "1..0 # SKIP no $py"; exit 0; }
 probe=$(timeout -k 5 120 "$py" -c '
@@ -160,7 +161,7 @@ echo "- command: \`bash tests/torch/run-gpu.sh BUILDDIR\` (logs: $out)"
 echo
 
 # ---- seeds ----
-if wanted seeds && fits 70; then
+if wanted seeds && fits $((10 + 20 * reps)); then
     for k in $(seq 1 "$reps"); do
         order="plain shim"
         [ $((k % 2)) = 0 ] && order="shim plain"

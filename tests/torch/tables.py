@@ -281,9 +281,9 @@ def cmd_train(d, epochs, reps="1"):
     for x in said:
         diag(x)
 
-    def epoch_ms(res, first, extra=()):
-        xs = [float(r["ms"]) for rr in (res,) + tuple(extra) for r in rr
-              if "epoch" in r and (r["epoch"] == "1") == first]
+    def epoch_ms(res, first, extra=(), key="ms"):
+        xs = [float(r[key]) for rr in (res,) + tuple(extra) for r in rr
+              if "epoch" in r and key in r and (r["epoch"] == "1") == first]
         return median(xs)
 
     print()
@@ -307,6 +307,23 @@ def cmd_train(d, epochs, reps="1"):
             "True" if pin == "1" else "False", fmt(epoch_ms(p, True)), fmt(epoch_ms(s, True)),
             fmt(ep), fmt(es), fmt(ratio(es, ep), "%.3f"), fmt(stp, "%.3f"), fmt(sts, "%.3f"),
             fmt(ratio(sts, stp), "%.3f")))
+    print()
+    # Where the epoch's time goes: the wait for its first batch (the workers
+    # are forked at each epoch's start) and the rest.
+    print("| pin_memory | first batch plain | first batch pincache | rest of epoch plain | "
+          "rest of epoch pincache | rest pincache/plain |")
+    print("|---|---|---|---|---|---|")
+    for pin in ("1", "0"):
+        mp, ms = (more["plain"], more["shim"]) if pin == "1" else ((), ())
+        fp = epoch_ms(runs["plain", pin], False, mp, "first_ms")
+        fs = epoch_ms(runs["shim", pin], False, ms, "first_ms")
+        rp = [float(r["ms"]) - float(r["first_ms"]) for rr in (runs["plain", pin],) + tuple(mp) for r in rr
+              if "epoch" in r and "first_ms" in r and r["epoch"] != "1"]
+        rs = [float(r["ms"]) - float(r["first_ms"]) for rr in (runs["shim", pin],) + tuple(ms) for r in rr
+              if "epoch" in r and "first_ms" in r and r["epoch"] != "1"]
+        print("| %s | %s | %s | %s | %s | %s |" % (
+            "True" if pin == "1" else "False", fmt(fp), fmt(fs), fmt(median(rp)), fmt(median(rs)),
+            fmt(ratio(median(rs), median(rp)), "%.3f")))
     print()
     ep, es = rows["1"]
     r = ratio(es, ep)

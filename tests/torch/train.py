@@ -7,8 +7,9 @@ A synthetic dataset of 4 MiB batches (256 x 4096 float32) made in the workers
 bit-identical in every run with the same data: run-gpu.sh compares their
 digest between plain and pincache runs and between pin_memory on and off.
 
-Prints ``RESULT test=train pin=P epoch=E ms=X`` per epoch (the last
-synchronizes), then one line with the median step time (steps after the first
+Prints ``RESULT test=train pin=P epoch=E ms=X first_ms=F`` per epoch (the
+last synchronizes; F: from the epoch's start to its first batch, which
+includes forking the workers), then one line with the median step time (steps after the first
 epoch, host side: from one batch's start to the next's), the digest of the
 final weights, this process's pid, the pids of the workers that produced
 batches (workers=pid,pid,...), and the pid and exit status of one more forked
@@ -100,7 +101,10 @@ def main():
     for ep in range(1, args.epochs + 1):
         torch.cuda.synchronize()
         t0 = prev = time.perf_counter()
+        first = None
         for x, y, wpid in loader:
+            if first is None:
+                first = time.perf_counter() - t0
             workers.add(int(wpid))
             x = x.cuda(non_blocking=True)
             y = y.cuda(non_blocking=True)
@@ -114,7 +118,8 @@ def main():
                 steps.append(now - prev)
             prev = now
         torch.cuda.synchronize()
-        result(test="train", pin=args.pin, epoch=ep, ms="%.3f" % (1e3 * (time.perf_counter() - t0)))
+        result(test="train", pin=args.pin, epoch=ep, ms="%.3f" % (1e3 * (time.perf_counter() - t0)),
+               first_ms="%.3f" % (1e3 * (first or 0.0)))
     child, child_status = forked_exit()
     h = hashlib.sha256()
     for p in model.parameters():
