@@ -325,6 +325,14 @@ def cmd_train(d, epochs, reps="1"):
             "True" if pin == "1" else "False", fmt(fp), fmt(fs), fmt(median(rp)), fmt(median(rs)),
             fmt(ratio(median(rs), median(rp)), "%.3f")))
     print()
+    # Each pair on its own, to show the spread the pooled figure averages over.
+    pairs = [(runs["plain", "1"], runs["shim", "1"])] + list(zip(more["plain"], more["shim"]))
+    per = []
+    for a, b in pairs:
+        pa, pb = epoch_ms(a, False), epoch_ms(b, False)
+        per.append("%s/%s = %s" % (fmt(pb), fmt(pa), fmt(ratio(pb, pa), "%.3f")))
+    print("pin_memory=True, each pair (median epoch pincache/plain, ms): " + "; ".join(per))
+    print()
     ep, es = rows["1"]
     r = ratio(es, ep)
     target(r is not None and r <= 1.02,
