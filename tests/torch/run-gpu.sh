@@ -181,7 +181,7 @@ else
 fi
 
 # ---- train ----
-if wanted train && fits $((55 + 22 * (train_reps - 1))); then
+if wanted train && fits $((100 + 50 * (train_reps - 1))); then
     for p in 1 0; do
         run "train.plain.pin$p" 60 "$py" "$here/train.py" --pin "$p" --epochs "$epochs" --steps "$steps" $train_args
         mkdir -p "$out/train.shim.pin$p.reports"
