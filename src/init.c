@@ -40,7 +40,7 @@ static void pc_init_once(void)
     pc_state.start_ns = pc_now_ns();
     pc_hostmem_init();
     pc_diag_init();
-    pthread_atfork(NULL, NULL, pc_atfork_child);
+    pthread_atfork(pc_hostmem_before_fork, NULL, pc_atfork_child);
     __atomic_store_n(&pc_state.inited, 1, __ATOMIC_RELEASE);
 }
 

@@ -81,6 +81,7 @@ CUresult pc_drv_device_used(CUresult r, CUdevice dev);
 void pc_drv_copy_seen(void);
 void pc_hostmem_init(void);
 void pc_hostmem_after_fork_child(void);
+void pc_hostmem_before_fork(void);   /* pthread_atfork prepare: count what the fork copies */
 
 /* --- streams, devices, capture (hostmem.c) --- */
 cudaError_t pc_stream_created(cudaError_t r, cudaStream_t *s, unsigned int flags);

@@ -422,6 +422,12 @@ static void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&b, PC_EMIT_BYTES, st->register_bytes),
                      pc_hi(&d, PC_EMIT_BYTES, st->registered_bytes_peak),
                      pc_hu(&c, PC_EMIT_COUNT, st->unregister_calls));
+    if (st->forks_registered)
+        pc_emit_line(e, "fork(): %s of %s forks copied registered memory, %s in all (Linux copies "
+                        "memory pinned by cudaHostRegister at every fork)",
+                     pc_hu(&a, PC_EMIT_COUNT, st->forks_registered),
+                     pc_hu(&b, PC_EMIT_COUNT, st->forks),
+                     pc_hu(&c, PC_EMIT_BYTES, st->fork_registered_bytes));
 
     if (in->broken)
         pc_emit_line(e, "CUDA reported errors while fencing; caching stopped and calls were passed through");
@@ -495,8 +501,20 @@ static void pc_report_hints(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&a, PC_EMIT_COUNT, st->trim_blocks),
                      pc_hu(&b, PC_EMIT_BYTES, st->real_free_bytes), size);
     }
+    /* Measured on the H200 (tests/bench/forkcost.cu): 0.47 ms per MiB. */
+    if (st->forks_registered && n++ < PC_REPORT_MAX_HINTS) {
+        uint64_t est = (uint64_t)((double)st->fork_registered_bytes / (1 << 20) * 470000.0);
+        pc_emit_line(e, "%s forks copied %s of registered memory (about %s at an H200's 0.47 ms per "
+                        "MiB): keep forked workers alive (PyTorch: persistent_workers=True), set "
+                        "PINCACHE_REGISTER_DONTFORK=1 if the children never read that memory, or "
+                        "pin with cudaHostAlloc (PyTorch: leave pinned_use_cuda_host_register unset)",
+                     pc_hu(&a, PC_EMIT_COUNT, st->forks_registered),
+                     pc_hu(&b, PC_EMIT_BYTES, st->fork_registered_bytes),
+                     pc_hu(&c, PC_EMIT_NSEC, est));
+    }
     pc_report_hint_pageable(e, r, &n);
-    if (!r->observe && !st->alloc_calls && st->register_calls && n++ < PC_REPORT_MAX_HINTS)
+    if (!r->observe && !st->alloc_calls && st->register_calls && !st->forks_registered &&
+        n++ < PC_REPORT_MAX_HINTS)
         pc_emit_line(e, "the program pins memory with cudaHostRegister (%s calls), which is not "
                         "cached; PyTorch: leave pinned_use_cuda_host_register unset",
                      pc_hu(&c, PC_EMIT_COUNT, st->register_calls));

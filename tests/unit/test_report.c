@@ -172,6 +172,8 @@ static void fill_stats(struct pc_stats *s, int observe)
         s->predict_kept = 480;
         s->predict_kept_ns = 3300000000ull;
         s->registered_bytes_peak = 0;
+        s->forks_registered = 0;
+        s->fork_registered_bytes = 0;
         a = fill_api(s, PC_API_host_alloc, 490, 4000000, 10, 90000000, 2000ull << 20);
         a = fill_api(s, PC_API_free_host, 10, 200000, 470, 6800000, 1500ull << 20);
         a->synced = 470;
@@ -183,6 +185,8 @@ static void fill_stats(struct pc_stats *s, int observe)
         fill_copy(s, PC_COPY_d2h_pageable, 20, 20ull << 20, 22500000, 20ull << 20, 22500000);
         return;
     }
+    s->forks_registered = 0;      /* no fork copied registered memory */
+    s->fork_registered_bytes = 0;
     s->alloc_calls = 1000;
     s->alloc_bytes = 1000ull << 20;
     s->alloc_hits = 995;
@@ -424,6 +428,23 @@ static void test_recommendations(void)
     slurp(path, buf, sizeof buf);
     ok(strstr(buf, "cudaHostRegister (64 calls)") != NULL, "cudaHostRegister-only program: say so");
     is_int(count_str(buf, "recommendation: "), 2, "at most two recommendations");
+
+    /* Forks that copied registered memory: the cost at 0.47 ms per MiB, and
+     * the ways out; it replaces the cudaHostRegister-only hint. */
+    fill_stats(&st, 0);
+    st.alloc_calls = 0;
+    st.register_calls = 64;
+    st.forks = 8;
+    st.forks_registered = 6;
+    st.fork_registered_bytes = 96ull << 20;
+    write_report(path, PC_REPORT_TEXT, 0, &in, &st, NULL, "h");
+    slurp(path, buf, sizeof buf);
+    ok(strstr(buf, "fork(): 6 of 8 forks copied registered memory, 96.0 MiB in all") != NULL,
+       "forks with registered memory: the summary counts them");
+    ok(strstr(buf, "6 forks copied 96.0 MiB of registered memory (about 45.1 ms") &&
+       strstr(buf, "PINCACHE_REGISTER_DONTFORK=1") && strstr(buf, "persistent_workers=True"),
+       "... and the recommendation prices them and names the ways out");
+    ok(!strstr(buf, "cudaHostRegister (64 calls)"), "... instead of the cudaHostRegister-only hint");
 
     /* Staging slower than the driver: 1.3 GiB in 400 ms against the 12 MiB
      * the driver moved in 1.3 ms (9.7 GB/s): about 256 ms slower, and said. */
