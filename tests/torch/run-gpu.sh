@@ -27,6 +27,14 @@
 #     destructors run, unlike in the workers) wrote none, and exited as plainly
 #   - target (TODO): pin_memory=True epoch <= 1.02x plain, the epochs of
 #     PINCACHE_TORCH_TRAIN_REPS (2) pairs of pin_memory=True runs pooled
+# regfork   train.py holding PINCACHE_TORCH_REGFORK_MB (256) MiB pinned, with
+#           pinned_use_cuda_host_register: plain, pincache, pincache with
+#           PINCACHE_REGISTER_DONTFORK=1; and plain with cudaHostAlloc pinning
+#   - the runs completed with identical weights; the parent read its memory
+#   - pincache's report counts the forks that copied registered memory, and
+#     with the option none
+#   - target (TODO): with the option, the wait for each epoch's first batch
+#     (which forks the workers) at most 1.25x the cudaHostAlloc run's
 # profile   tests/cupti/torch_profile.py plain, under pincache, and under
 #           pincache with PINCACHE_CUPTI=auto
 #   - torch.profiler counts the same GPU kernels in all three
@@ -68,6 +76,7 @@ t_section=0
 steps=${PINCACHE_TORCH_STEPS:-150}
 train_args=${PINCACHE_TORCH_TRAIN_ARGS:-}
 reps=${PINCACHE_TORCH_SEEDS_REPS:-3} passes=2 epochs=3
+regfork_mb=${PINCACHE_TORCH_REGFORK_MB:-256}
 
 command -v "$py" >/dev/null 2>&1 || { echo "1..0 # SKIP no $py"; exit 0; }
 probe=$(timeout -k 5 120 "$py" -c '
@@ -210,6 +219,22 @@ if wanted train && fits $((100 + 50 * (train_reps - 1))); then
     points train "$out" "$epochs" "$train_reps"
 else
     skip "train: skipped (PINCACHE_TORCH_SKIP, or not enough of the ${budget} s budget left)"
+fi
+
+# ---- regfork ----
+if wanted regfork && fits 110; then
+    export PYTORCH_CUDA_ALLOC_CONF=pinned_use_cuda_host_register:True
+    rf=(--pin 1 --epochs "$epochs" --steps "$steps" --hold-pinned-mb "$regfork_mb" $train_args)
+    PYTORCH_CUDA_ALLOC_CONF= run regfork.alloc 60 "$py" "$here/train.py" "${rf[@]}"
+    run regfork.plain 60 "$py" "$here/train.py" "${rf[@]}"
+    shim regfork.shim 60 "$out/regfork.shim.json" "$py" "$here/train.py" "${rf[@]}"
+    PINCACHE_REGISTER_DONTFORK=1 shim regfork.dontfork 60 "$out/regfork.dontfork.json" \
+        "$py" "$here/train.py" "${rf[@]}"
+    unset PYTORCH_CUDA_ALLOC_CONF
+    errs regfork.alloc regfork.plain regfork.shim regfork.dontfork
+    points regfork "$out" "$regfork_mb"
+else
+    skip "regfork: skipped (PINCACHE_TORCH_SKIP, or not enough of the ${budget} s budget left)"
 fi
 
 # ---- profile ----

@@ -553,12 +553,67 @@ def cmd_ranks(d):
         diag(x)
 
 
+# ---------------------------------------------------------------- regfork
+REGFORK_RUNS = (("alloc", "plain, PyTorch's default pinning (cudaHostAlloc)"),
+                ("plain", "plain, pinned_use_cuda_host_register"),
+                ("shim", "pincache, pinned_use_cuda_host_register"),
+                ("dontfork", "pincache with PINCACHE_REGISTER_DONTFORK=1, pinned_use_cuda_host_register"))
+
+
+def cmd_regfork(d, mb):
+    mb = int(mb)
+    runs, bad, digs = {}, [], set()
+    for name, _ in REGFORK_RUNS:
+        res = results("%s/regfork.%s.out" % (d, name))
+        fin = next((r for r in res if "digest" in r), None)
+        held = next((r for r in res if "held_ok" in r), None)
+        runs[name] = res
+        if rc("%s/regfork.%s" % (d, name)) != 0 or not fin or not held or held["held_ok"] != "1":
+            bad.append("%s: %s, held memory read back: %s" % (name, rc_text(rc("%s/regfork.%s" % (d, name))),
+                                                            held and held["held_ok"]))
+        elif fin:
+            digs.add(fin["digest"])
+    check(not bad and len(digs) == 1,
+          "regfork: %d MiB held pinned; the 4 runs completed, the parent read its held memory back, "
+          "final weights identical (%s)" % (mb, ",".join(sorted(digs))))
+    for b in bad:
+        diag(b)
+    js, jd = report(d + "/regfork.shim.json"), report(d + "/regfork.dontfork.json")
+    if js is None or jd is None:
+        check(False, "regfork: pincache's reports written")
+        return
+    ss, sd = js["stats"], jd["stats"]
+    per = ss["fork_registered_bytes"] / ss["forks_registered"] if ss["forks_registered"] else 0
+    check(ss["forks_registered"] > 0 and per >= mb << 20,
+          "regfork: the report counts the forks that copied registered memory: %d of %d, %.1f MiB "
+          "each" % (ss["forks_registered"], ss["forks"], per / 2**20))
+    check(sd["forks"] > 0 and sd["forks_registered"] == 0 and sd["registered_dontfork_bytes_peak"] >= mb << 20,
+          "regfork: with PINCACHE_REGISTER_DONTFORK=1 no fork copied it (%d forks; %.1f MiB marked at the "
+          "peak)" % (sd["forks"], sd["registered_dontfork_bytes_peak"] / 2**20))
+
+    def med(name, key):
+        return median([float(r[key]) for r in runs[name] if "epoch" in r and key in r and r["epoch"] != "1"])
+    print()
+    print("#### fork() and registered memory: DataLoader num_workers=2 (fork), %d MiB held pinned, "
+          "median of epochs 2..3, ms" % mb)
+    print()
+    print("| run | wait for the first batch (forks the workers) | epoch |")
+    print("|---|---|---|")
+    for name, text in REGFORK_RUNS:
+        print("| %s | %s | %s |" % (text, fmt(med(name, "first_ms")), fmt(med(name, "ms"))))
+    print()
+    a, p, k = med("alloc", "first_ms"), med("plain", "first_ms"), med("dontfork", "first_ms")
+    target(a is not None and k is not None and k <= 1.25 * a,
+           "regfork: with PINCACHE_REGISTER_DONTFORK=1 the first batch waited %s ms, at most 1.25x the "
+           "cudaHostAlloc run's %s ms (registered memory, plainly: %s ms)" % (fmt(k), fmt(a), fmt(p)))
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
     cmd = {"seeds": cmd_seeds, "train": cmd_train, "varsize": cmd_varsize, "register": cmd_register,
-           "profile": cmd_profile, "ranks": cmd_ranks}.get(sys.argv[1])
+           "profile": cmd_profile, "ranks": cmd_ranks, "regfork": cmd_regfork}.get(sys.argv[1])
     if cmd is None:
         print("tables.py: unknown section %s" % sys.argv[1], file=sys.stderr)
         return 2

@@ -14,7 +14,9 @@ epoch, host side: from one batch's start to the next's), the digest of the
 final weights, this process's pid, the pids of the workers that produced
 batches (workers=pid,pid,...), and the pid and exit status of one more forked
 child that exits normally (atexit handlers and destructors run in it, unlike
-in the workers).
+in the workers).  --hold-pinned-mb N pins N MiB before training and keeps
+it: with PYTORCH_CUDA_ALLOC_CONF=pinned_use_cuda_host_register:True that is
+registered memory, which every fork (each epoch's workers) copies.
 Exit 3: no CUDA device.
 """
 import argparse
@@ -82,8 +84,13 @@ def main():
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--feat", type=int, default=4096)
     ap.add_argument("--hidden", type=int, default=2048)
+    ap.add_argument("--hold-pinned-mb", type=int, default=0,
+                    help="pin a tensor of this many MiB first and keep it (a pinned dataset, say)")
     args = ap.parse_args()
     need_cuda(torch)
+    held = None
+    if args.hold_pinned_mb:
+        held = torch.ones(args.hold_pinned_mb << 20, dtype=torch.uint8).pin_memory()
     torch.manual_seed(99)
     torch.use_deterministic_algorithms(True, warn_only=True)   # a warning, never a failed run
     base = torch.randn(16, args.batch, args.feat)
@@ -124,6 +131,9 @@ def main():
     h = hashlib.sha256()
     for p in model.parameters():
         h.update(p.detach().cpu().numpy().tobytes())
+    if held is not None:
+        held_ok = bool(held[:: 1 << 20].eq(1).all())     # the parent still reads it
+        result(test="train", held_mb=args.hold_pinned_mb, held_ok=int(held_ok))
     result(test="train", pin=args.pin, step_ms="%.4f" % (1e3 * statistics.median(steps)) if steps else "nan",
            loss_sum="%.6f" % total.item(), digest=h.hexdigest()[:16], pid=os.getpid(),
            workers=",".join(str(w) for w in sorted(workers)), child=child, child_status=child_status)
