@@ -461,7 +461,7 @@ static void pc_dontfork_remove(void *p)
 {
     struct pc_dontfork *d;
 
-    if (!p || !pc_dontfork_map)
+    if (!p || !pc_opt.register_dontfork)
         return;
     pthread_mutex_lock(&pc_dontfork_lock);
     HASH_FIND_PTR(pc_dontfork_map, &p, d);
