@@ -501,19 +501,28 @@ static void pc_report_hints(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&a, PC_EMIT_COUNT, st->trim_blocks),
                      pc_hu(&b, PC_EMIT_BYTES, st->real_free_bytes), size);
     }
-    /* Measured on the H200 (tests/bench/forkcost.cu): 0.47 ms per MiB. */
-    if (st->forks_registered && n++ < PC_REPORT_MAX_HINTS) {
+    /* Measured on the H200 (tests/bench/forkcost.cu): 0.47 ms per MiB, against
+     * 2.9 ms for the fork itself.  Under a MiB a fork (what MADV_DONTFORK
+     * leaves: the partial pages at the ends of the ranges) is not worth a
+     * recommendation; the summary line still counts it. */
+    int fork_hint = st->forks_registered &&
+                    st->fork_registered_bytes >= ((uint64_t)st->forks_registered << 20);
+    if (fork_hint && n++ < PC_REPORT_MAX_HINTS) {
         uint64_t est = (uint64_t)((double)st->fork_registered_bytes / (1 << 20) * 470000.0);
+        /* With PINCACHE_REGISTER_DONTFORK on, what forks still copy is not
+         * its to fix: do not suggest it. */
+        int dontfork = st->registered_dontfork_bytes_peak > 0;
         pc_emit_line(e, "%s forks copied %s of registered memory (about %s at an H200's 0.47 ms per "
-                        "MiB): keep forked workers alive (PyTorch: persistent_workers=True), set "
-                        "PINCACHE_REGISTER_DONTFORK=1 if the children never read that memory, or "
+                        "MiB): keep forked workers alive (PyTorch: persistent_workers=True), %s"
                         "pin with cudaHostAlloc (PyTorch: leave pinned_use_cuda_host_register unset)",
                      pc_hu(&a, PC_EMIT_COUNT, st->forks_registered),
                      pc_hu(&b, PC_EMIT_BYTES, st->fork_registered_bytes),
-                     pc_hu(&c, PC_EMIT_NSEC, est));
+                     pc_hu(&c, PC_EMIT_NSEC, est),
+                     dontfork ? "or " : "set PINCACHE_REGISTER_DONTFORK=1 if the children never read "
+                                        "that memory, or ");
     }
     pc_report_hint_pageable(e, r, &n);
-    if (!r->observe && !st->alloc_calls && st->register_calls && !st->forks_registered &&
+    if (!r->observe && !st->alloc_calls && st->register_calls && !fork_hint &&
         n++ < PC_REPORT_MAX_HINTS)
         pc_emit_line(e, "the program pins memory with cudaHostRegister (%s calls), which is not "
                         "cached; PyTorch: leave pinned_use_cuda_host_register unset",

@@ -587,9 +587,19 @@ def cmd_regfork(d, mb):
     check(ss["forks_registered"] > 0 and per >= mb << 20,
           "regfork: the report counts the forks that copied registered memory: %d of %d, %.1f MiB "
           "each" % (ss["forks_registered"], ss["forks"], per / 2**20))
-    check(sd["forks"] > 0 and sd["forks_registered"] == 0 and sd["registered_dontfork_bytes_peak"] >= mb << 20,
-          "regfork: with PINCACHE_REGISTER_DONTFORK=1 no fork copied it (%d forks; %.1f MiB marked at the "
-          "peak)" % (sd["forks"], sd["registered_dontfork_bytes_peak"] / 2**20))
+    # MADV_DONTFORK marks whole pages: a range that does not start and end
+    # on a page boundary leaves at most two partial pages that fork() still
+    # copies (run 18: 5 forks, 8 KiB each).  What the option must stop is
+    # the held memory itself; the report must not recommend anything for it.
+    edges = sd["forks"] * sd["register_calls"] * 2 * 4096
+    forky = [t for t in jd.get("recommendations", []) if "fork" in t]
+    check(sd["forks"] > 0 and sd["fork_registered_bytes"] <= edges and not forky and
+          sd["registered_dontfork_bytes_peak"] >= mb << 20,
+          "regfork: with PINCACHE_REGISTER_DONTFORK=1 no fork copied the held memory: %d of %d forks "
+          "copied %.1f KiB in all, at most the partial end pages of the %d ranges (%.1f KiB); %.1f MiB "
+          "marked at the peak; fork recommendations: %d" %
+          (sd["forks_registered"], sd["forks"], sd["fork_registered_bytes"] / 1024, sd["register_calls"],
+           edges / 1024, sd["registered_dontfork_bytes_peak"] / 2**20, len(forky)))
 
     def med(name, key):
         return median([float(r[key]) for r in runs[name] if "epoch" in r and key in r and r["epoch"] != "1"])

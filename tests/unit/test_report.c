@@ -434,6 +434,7 @@ static void test_recommendations(void)
     fill_stats(&st, 0);
     st.alloc_calls = 0;
     st.register_calls = 64;
+    st.registered_dontfork_bytes_peak = 0;    /* PINCACHE_REGISTER_DONTFORK off */
     st.forks = 8;
     st.forks_registered = 6;
     st.fork_registered_bytes = 96ull << 20;
@@ -445,6 +446,29 @@ static void test_recommendations(void)
        strstr(buf, "PINCACHE_REGISTER_DONTFORK=1") && strstr(buf, "persistent_workers=True"),
        "... and the recommendation prices them and names the ways out");
     ok(!strstr(buf, "cudaHostRegister (64 calls)"), "... instead of the cudaHostRegister-only hint");
+
+    /* PINCACHE_REGISTER_DONTFORK on (as on the H200, run 18): 5 of 7 forks
+     * copied the partial end pages, 40 KiB in all.  Counted in the summary;
+     * no recommendation, least of all to set the option that is set. */
+    fill_stats(&st, 0);
+    st.alloc_calls = 0;
+    st.register_calls = 10;
+    st.registered_dontfork_bytes_peak = 272ll << 20;
+    st.forks = 7;
+    st.forks_registered = 5;
+    st.fork_registered_bytes = 40960;
+    write_report(path, PC_REPORT_TEXT, 0, &in, &st, NULL, "h");
+    slurp(path, buf, sizeof buf);
+    ok(strstr(buf, "fork(): 5 of 7 forks copied registered memory, 40.0 KiB in all") != NULL &&
+       !strstr(buf, "forks copied 40.0 KiB") && !strstr(buf, "set PINCACHE_REGISTER_DONTFORK"),
+       "DONTFORK's partial end pages: counted in the summary, no recommendation");
+    /* With the option on and still MiBs per fork: no advice to set it. */
+    st.fork_registered_bytes = 50ull << 20;
+    write_report(path, PC_REPORT_TEXT, 0, &in, &st, NULL, "h");
+    slurp(path, buf, sizeof buf);
+    ok(strstr(buf, "5 forks copied 50.0 MiB of registered memory") &&
+       strstr(buf, "persistent_workers=True") && !strstr(buf, "set PINCACHE_REGISTER_DONTFORK"),
+       "DONTFORK on and MiBs copied: recommended, without suggesting the option already set");
 
     /* Staging slower than the driver: 1.3 GiB in 400 ms against the 12 MiB
      * the driver moved in 1.3 ms (9.7 GB/s): about 256 ms slower, and said. */
