@@ -576,7 +576,7 @@ static int pc_stage_locked(struct pc_plan *p, void *dst, const void *src, enum c
     if (!r || r->broken)
         return 0;
     piece = pc_piece_size(p->n, r->chunk);
-    npieces = (p->n + piece - 1) / piece;
+    npieces = pc_xfer_count(p->n, piece);
     nslot = pc_ring_grow(r, npieces < r->nslot ? (unsigned)npieces : r->nslot);
     if (nslot == 0)
         return 0;

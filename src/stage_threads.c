@@ -23,23 +23,31 @@
 #define PC_XFER_SPIN_NS 50000           /* spin this long for the next piece (a 4M DMA takes 76 us) before sleeping */
 #define PC_XFER_STACK (256u << 10)
 
-/* T.mu protects job, gen, active and threads, and is the lock of the three
- * condition variables.  A transfer's own progress (next, ready, left, stop)
- * is atomics, so the copy loop takes no lock. */
+/* Joining and leaving a transfer takes no lock.  A pool thread counts
+ * itself in active, then reads job; pc_xfer_end clears job, then waits for
+ * active to reach 0 (both sequentially consistent: either the thread sees
+ * NULL, or the caller sees it counted).  A lock here put every copy behind
+ * a convoy: 15 threads that woke together queued on one mutex, each handing
+ * it to the next through a futex wake-up, on the way in and on the way out.
+ * T.mu is only the lock of the two condition variables, for threads that
+ * sleep; sleepers (counted before they look a last time under T.mu) tell
+ * the caller whether anyone needs a signal. */
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t wake;    /* gen moved: a transfer was handed out */
     pthread_cond_t more;    /* the current transfer's ready or stop moved */
-    pthread_cond_t idle;    /* active dropped to 0 */
-    struct pc_xfer *job;    /* the transfer being worked on, or NULL */
-    uint64_t gen;
-    unsigned active;        /* pool threads inside job */
-    unsigned threads;       /* participants, the caller included; 0: not started */
+    struct pc_xfer *job;    /* atomic: the transfer being worked on, or NULL */
+    uint64_t gen;           /* atomic: transfers handed out */
+    unsigned active;        /* atomic: pool threads that may be inside job */
+    unsigned wake_sleepers; /* atomic: threads asleep (or going to sleep) on wake */
+    unsigned more_sleepers; /* atomic: threads asleep (or going to sleep) on more */
+    unsigned threads;       /* atomic: participants, the caller included; 0: not started
+                               (set once, under T.mu) */
     uint64_t linger_ns;     /* atomic: spin this long for the next transfer... */
     uint64_t gap_ns;        /* atomic: ...when the last one came this soon after the one before */
-    uint64_t last_end_ns;   /* when the last transfer ended */
+    uint64_t last_end_ns;   /* when the last transfer ended (the caller's: one at a time) */
 } T = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-        PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, UINT64_MAX, 0 };
+        NULL, 0, 0, 0, 0, 0, 0, UINT64_MAX, 0 };
 
 static inline void pc_cpu_relax(void)
 {
@@ -99,7 +107,13 @@ void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t 
     x->left = left;
     x->nslot = nslot ? nslot : 1;
     x->head = head % x->nslot;
-    x->npieces = (n + x->piece - 1) / x->piece;
+    x->npieces = pc_xfer_count(n, x->piece);
+    x->nfull = x->npieces;
+    if (n && x->npieces > (n + x->piece - 1) / x->piece) {
+        size_t last = n - (x->npieces - 2) * x->piece;
+        x->nfull = x->npieces - 2;
+        x->half = ((last / 2) + 4095) & ~(size_t)4095;
+    }
     /* Twice as many slices as threads evens out the end of each piece. */
     spp = threads > 1 ? 2 * threads : 1;
     most = x->piece / PC_XFER_SLICE_MIN;
@@ -109,6 +123,16 @@ void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t 
         spp = (unsigned)most;
     x->spp = spp;
     x->nslices = x->npieces * spp;
+}
+
+uint64_t pc_xfer_count(size_t n, size_t piece)
+{
+    uint64_t m;
+
+    if (!piece)
+        piece = 1;
+    m = (n + piece - 1) / piece;
+    return m + (m && n - (m - 1) * piece >= PC_XFER_SPLIT_MIN);
 }
 
 /* Start of slice s of a piece of len bytes: proportional, 64-byte aligned. */
@@ -215,6 +239,17 @@ int pc_xfer_piece_done(const struct pc_xfer *x, uint64_t k)
     return __atomic_load_n(&x->left[pc_xfer_slot(x, k)], __ATOMIC_ACQUIRE) == 0;
 }
 
+/* After the caller moved ready or stop (sequentially consistent): wake the
+ * threads that sleep on more, if any do. */
+static void pc_xfer_wake_more(void)
+{
+    if (__atomic_load_n(&T.more_sleepers, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_lock(&T.mu);
+        pthread_cond_broadcast(&T.more);
+        pthread_mutex_unlock(&T.mu);
+    }
+}
+
 void pc_xfer_ready(struct pc_xfer *x, uint64_t ready)
 {
     uint64_t k = __atomic_load_n(&x->ready, __ATOMIC_RELAXED);   /* only the caller writes it */
@@ -225,11 +260,8 @@ void pc_xfer_ready(struct pc_xfer *x, uint64_t ready)
         return;
     for (; k < ready; k++)
         __atomic_store_n(&x->left[pc_xfer_slot(x, k)], x->spp, __ATOMIC_RELAXED);
-    __atomic_store_n(&x->ready, ready, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&T.mu);
-    if (T.job == x)
-        pthread_cond_broadcast(&T.more);
-    pthread_mutex_unlock(&T.mu);
+    __atomic_store_n(&x->ready, ready, __ATOMIC_SEQ_CST);
+    pc_xfer_wake_more();
 }
 
 /* A pool thread found nothing to claim: spin briefly (the next piece is
@@ -243,11 +275,13 @@ static void pc_xfer_wait(struct pc_xfer *x, uint64_t seen)
            !__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
         if (!pc_spin_expired(&n, t0, PC_XFER_SPIN_NS))
             continue;
+        __atomic_add_fetch(&T.more_sleepers, 1, __ATOMIC_SEQ_CST);
         pthread_mutex_lock(&T.mu);
-        while (__atomic_load_n(&x->ready, __ATOMIC_ACQUIRE) == seen &&
-               !__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&x->ready, __ATOMIC_SEQ_CST) == seen &&
+               !__atomic_load_n(&x->stop, __ATOMIC_SEQ_CST))
             pthread_cond_wait(&T.more, &T.mu);
         pthread_mutex_unlock(&T.mu);
+        __atomic_sub_fetch(&T.more_sleepers, 1, __ATOMIC_RELEASE);
         return;
     }
 }
@@ -274,31 +308,33 @@ static void *pc_xfer_main(void *arg)
 #ifdef __GLIBC__
     pthread_setname_np(pthread_self(), "pincache-copy");
 #endif
-    pthread_mutex_lock(&T.mu);
     for (;;) {
         uint64_t linger = __atomic_load_n(&T.linger_ns, __ATOMIC_RELAXED);
-        if (T.gen == seen && linger && __atomic_load_n(&T.gap_ns, __ATOMIC_RELAXED) <= linger) {
+        if (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen && linger &&
+            __atomic_load_n(&T.gap_ns, __ATOMIC_RELAXED) <= linger) {
             /* Copies are coming back to back: the next one finds this thread
              * awake, with no futex wake-up and no scheduler latency.  A
              * program that copies now and then never pays for the spin. */
             uint64_t t0 = pc_xfer_now();
             unsigned n = 0;
-            pthread_mutex_unlock(&T.mu);
             while (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen && !pc_spin_expired(&n, t0, linger))
                 ;
-            pthread_mutex_lock(&T.mu);
         }
-        while (T.gen == seen)
-            pthread_cond_wait(&T.wake, &T.mu);
-        seen = T.gen;
-        if ((x = T.job) == NULL)
-            continue;            /* woke after that transfer ended */
-        T.active++;
-        pthread_mutex_unlock(&T.mu);
-        pc_xfer_work(x);
-        pthread_mutex_lock(&T.mu);
-        if (--T.active == 0)
-            pthread_cond_broadcast(&T.idle);
+        if (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen) {
+            __atomic_add_fetch(&T.wake_sleepers, 1, __ATOMIC_SEQ_CST);
+            pthread_mutex_lock(&T.mu);
+            while (__atomic_load_n(&T.gen, __ATOMIC_SEQ_CST) == seen)
+                pthread_cond_wait(&T.wake, &T.mu);
+            pthread_mutex_unlock(&T.mu);
+            __atomic_sub_fetch(&T.wake_sleepers, 1, __ATOMIC_RELEASE);
+        }
+        seen = __atomic_load_n(&T.gen, __ATOMIC_ACQUIRE);
+        /* Counted first, then the job: see T. */
+        __atomic_add_fetch(&T.active, 1, __ATOMIC_SEQ_CST);
+        x = __atomic_load_n(&T.job, __ATOMIC_SEQ_CST);
+        if (x)
+            pc_xfer_work(x);
+        __atomic_sub_fetch(&T.active, 1, __ATOMIC_RELEASE);
     }
     return NULL;
 }
@@ -352,7 +388,7 @@ unsigned pc_xfer_threads(long want, long linger_us)
             pthread_sigmask(SIG_SETMASK, &old, NULL);
             pthread_attr_destroy(&attr);
         }
-        T.threads = 1 + made;
+        __atomic_store_n(&T.threads, 1 + made, __ATOMIC_RELEASE);
     }
     r = T.threads;
     pthread_mutex_unlock(&T.mu);
@@ -361,41 +397,50 @@ unsigned pc_xfer_threads(long want, long linger_us)
 
 void pc_xfer_begin(struct pc_xfer *x)
 {
+    unsigned threads;
+
     if (x->nslices < 2)
         return;
-    pthread_mutex_lock(&T.mu);
     if (T.last_end_ns) {
         uint64_t now = pc_xfer_now();
         __atomic_store_n(&T.gap_ns, now > T.last_end_ns ? now - T.last_end_ns : 0, __ATOMIC_RELAXED);
     }
-    if (T.threads > 1) {
-        /* Wake only as many threads as there are slices for the others:
-         * waking 15 threads for a 512K copy costs more than it saves. */
-        uint64_t want = x->nslices - 1;
-        T.job = x;
-        __atomic_store_n(&T.gen, T.gen + 1, __ATOMIC_RELEASE);   /* lingering threads spin on it */
-        if (want >= T.threads - 1) {
-            pthread_cond_broadcast(&T.wake);
-        } else {
-            for (uint64_t i = 0; i < want; i++)
-                pthread_cond_signal(&T.wake);
+    threads = __atomic_load_n(&T.threads, __ATOMIC_ACQUIRE);
+    if (threads > 1) {
+        /* The job before the generation: a thread that sees the new
+         * generation finds this job (or NULL, once it has ended). */
+        __atomic_store_n(&T.job, x, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&T.gen, 1, __ATOMIC_SEQ_CST);   /* lingering threads spin on it */
+        if (__atomic_load_n(&T.wake_sleepers, __ATOMIC_SEQ_CST)) {
+            /* Wake only as many threads as there are slices for the others:
+             * waking 15 threads for a 512K copy costs more than it saves. */
+            uint64_t want = x->nslices - 1;
+            pthread_mutex_lock(&T.mu);
+            if (want >= threads - 1) {
+                pthread_cond_broadcast(&T.wake);
+            } else {
+                for (uint64_t i = 0; i < want; i++)
+                    pthread_cond_signal(&T.wake);
+            }
+            pthread_mutex_unlock(&T.mu);
         }
     }
-    pthread_mutex_unlock(&T.mu);
 }
 
 void pc_xfer_end(struct pc_xfer *x)
 {
-    __atomic_store_n(&x->stop, 1, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&T.mu);
-    if (T.job == x) {
-        T.last_end_ns = pc_xfer_now();
-        T.job = NULL;
-        pthread_cond_broadcast(&T.more);
-        while (T.active > 0)
-            pthread_cond_wait(&T.idle, &T.mu);
-    }
-    pthread_mutex_unlock(&T.mu);
+    unsigned spins = 0;
+
+    __atomic_store_n(&x->stop, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&T.job, __ATOMIC_RELAXED) != x)
+        return;              /* never handed out (one participant, or one slice) */
+    T.last_end_ns = pc_xfer_now();
+    __atomic_store_n(&T.job, NULL, __ATOMIC_SEQ_CST);
+    pc_xfer_wake_more();
+    /* Every slice is claimed by now (or stop holds them back): a thread still
+     * counted is finishing one slice, or on its way out. */
+    while (__atomic_load_n(&T.active, __ATOMIC_SEQ_CST) != 0)
+        pc_xfer_relax(&spins);
 }
 
 void pc_xfer_after_fork_child(void)
@@ -405,10 +450,11 @@ void pc_xfer_after_fork_child(void)
     pthread_mutex_init(&T.mu, NULL);
     pthread_cond_init(&T.wake, NULL);
     pthread_cond_init(&T.more, NULL);
-    pthread_cond_init(&T.idle, NULL);
     T.job = NULL;
     T.gen = 0;
     T.active = 0;
+    T.wake_sleepers = 0;
+    T.more_sleepers = 0;
     T.threads = 0;
     T.gap_ns = UINT64_MAX;
     T.last_end_ns = 0;

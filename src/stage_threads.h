@@ -17,6 +17,8 @@ struct pc_xfer {
     int to_slots;            /* 1: pageable -> slots (H2D), 0: slots -> pageable (D2H) */
     char *host;              /* the pageable side of the whole copy */
     size_t n, piece;         /* bytes; bytes per piece (the last may be shorter) */
+    uint64_t nfull;          /* pieces at piece * k; a last piece split in two comes after them */
+    size_t half;             /* bytes of the first half of that split piece (0: not split) */
     char *const *slot;       /* slot buffers, nslot of them */
     unsigned *left;          /* per slot: slices of its current piece not yet copied (atomic) */
     unsigned nslot, head, spp;   /* slots, slot of piece 0, slices per piece */
@@ -33,15 +35,22 @@ void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t 
                   char *const *slot, unsigned *left, unsigned nslot, unsigned head,
                   unsigned threads);
 
+/* Pieces in a transfer of n bytes cut at piece.  A last piece of at least
+ * PC_XFER_SPLIT_MIN is cut in two: after the caller returns, the program
+ * still waits for the DMA of the last piece (a blocking .cuda() does), and a
+ * half-size last piece halves that wait. */
+#define PC_XFER_SPLIT_MIN (512u << 10)
+uint64_t pc_xfer_count(size_t n, size_t piece);
+
 static inline size_t pc_xfer_piece_off(const struct pc_xfer *x, uint64_t k)
 {
-    return (size_t)k * x->piece;
+    return k > x->nfull ? (size_t)x->nfull * x->piece + x->half : (size_t)k * x->piece;
 }
 
 static inline size_t pc_xfer_piece_len(const struct pc_xfer *x, uint64_t k)
 {
-    size_t off = pc_xfer_piece_off(x, k);
-    return x->n - off < x->piece ? x->n - off : x->piece;
+    size_t end = k + 1 < x->npieces ? pc_xfer_piece_off(x, k + 1) : x->n;
+    return end - pc_xfer_piece_off(x, k);
 }
 
 static inline unsigned pc_xfer_slot(const struct pc_xfer *x, uint64_t k)

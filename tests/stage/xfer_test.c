@@ -124,6 +124,9 @@ static void run_to(char *dev, char *host, size_t n, size_t piece, unsigned nslot
             pc_xfer_relax(&spins);
     }
     pc_xfer_end(&x);
+    /* Gone, as a caller's stack frame is: a pool thread still reading it
+     * would now find garbage pointers and crash the test. */
+    memset(&x, 0xa5, sizeof x);
 }
 
 /* D2H-like: dev -> slots -> host, as pc_run_d2h. */
@@ -157,6 +160,9 @@ static void run_from(char *host, const char *dev, size_t n, size_t piece, unsign
             pc_xfer_relax(&spins);
     }
     pc_xfer_end(&x);
+    /* Gone, as a caller's stack frame is: a pool thread still reading it
+     * would now find garbage pointers and crash the test. */
+    memset(&x, 0xa5, sizeof x);
 }
 
 static void fill(char *p, size_t n, unsigned tag)
@@ -190,8 +196,9 @@ static void drain(void)
 
 int main(int argc, char **argv)
 {
-    static const size_t sizes[] = { 1, 63, 64 * 1024, 64 * 1024 + 1, 300000, 1 << 20, (3 << 20) + 5 };
-    static const size_t pieces[] = { 64 * 1024, 256 * 1024, 1 << 20 };
+    static const size_t sizes[] = { 1, 63, 64 * 1024, 64 * 1024 + 1, 300000, 1 << 20, 2621443,
+                                    (3 << 20) + 5 };
+    static const size_t pieces[] = { 64 * 1024, 256 * 1024, 655360, 1 << 20 };
     const size_t maxn = (3 << 20) + 5, pad = 256;
     char *host = malloc(maxn + 2 * pad + 8), *dev = malloc(maxn + 2 * pad);
     unsigned threads, head = 0, tag = 1;
@@ -209,7 +216,36 @@ int main(int argc, char **argv)
             return 99;
     pthread_create(&eng, NULL, engine_main, NULL);
 
-    for (unsigned pi = 0; pi < 3; pi++) {
+    /* The layout: pieces in order, none empty or over piece bytes, covering
+     * the copy; a last piece of at least PC_XFER_SPLIT_MIN cut in two. */
+    {
+        long long layout_bad = 0, splits = 0;
+        for (size_t n = 1; n <= (6u << 20); n = n * 3 / 2 + 4093) {
+            for (unsigned pi = 0; pi < sizeof pieces / sizeof pieces[0]; pi++) {
+                struct pc_xfer x;
+                size_t piece = pieces[pi], at = 0, whole = (n + piece - 1) / piece;
+                size_t last = n - (whole - 1) * piece;
+                pc_xfer_init(&x, 1, host, n, piece, slotbuf, left, 4, 0, 4);
+                for (uint64_t k = 0; k < x.npieces; k++) {
+                    size_t len = pc_xfer_piece_len(&x, k);
+                    if (pc_xfer_piece_off(&x, k) != at || len == 0 || len > piece)
+                        layout_bad++;
+                    at += len;
+                }
+                if (at != n || x.npieces != pc_xfer_count(n, piece) ||
+                    x.npieces != whole + (last >= PC_XFER_SPLIT_MIN))
+                    layout_bad++;
+                if (x.npieces > whole &&
+                    pc_xfer_piece_len(&x, x.npieces - 1) > (last + 1) / 2 + 4096)
+                    layout_bad++;
+                splits += x.npieces > whole;
+            }
+        }
+        ok(layout_bad == 0 && splits > 0, "pieces: contiguous, within piece bytes, covering the copy; "
+           "%lld last pieces split in two (%lld bad)", splits, layout_bad);
+    }
+
+    for (unsigned pi = 0; pi < sizeof pieces / sizeof pieces[0]; pi++) {
         for (unsigned si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             for (unsigned nslot = 2; nslot <= 5; nslot += 3) {
                 for (unsigned part = 1; part <= threads; part += 2) {
