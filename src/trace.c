@@ -9,13 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdio.h>      /* rename() only */
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "diag.h"
 #include "log.h"
 #include "options.h"
+#include "outfile.h"
 #include "report.h"
 #include "stats.h"
 #include "trace.h"
@@ -230,7 +230,7 @@ static int pc_trace_emit_cb(int fd, void *arg)
 
 void pc_trace_write(int pid, uint64_t start_ns)
 {
-    char path[4096], host[256];
+    char path[PC_OUTFILE_PATH_MAX], host[256];
     struct pc_trace_args a = { pid, start_ns };
 
     if (!T.ring)
@@ -242,7 +242,7 @@ void pc_trace_write(int pid, uint64_t start_ns)
         pc_warn("PINCACHE_TRACE: cannot use '%.200s' as a path", pc_opt.trace);
         return;
     }
-    pc_write_file_atomic(path, pid, "trace", pc_trace_emit_cb, &a);
+    pc_write_file(path, "trace", pc_trace_emit_cb, &a);
 }
 
 void pc_trace_after_fork_child(void)
