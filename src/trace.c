@@ -75,7 +75,7 @@ int pc_trace_init(void)
 
     if (!pc_opt.trace || !*pc_opt.trace || pc_ieq_off(pc_opt.trace))
         return 0;
-    r = pc_trace_init_n(pc_opt.trace_events > 0 ? (unsigned long)pc_opt.trace_events : 1);
+    r = pc_trace_init_n((unsigned long)pc_opt.trace_events);
     if (r)
         pc_warn("PINCACHE_TRACE: cannot allocate the event ring; no trace");
     return r;
