@@ -235,7 +235,7 @@ int pc_write_file(const char *path, const char *what, int (*emit)(int fd, void *
     int r = pc_write_any(path, emit, arg, &wrong_kind);
 
     if (wrong_kind)
-        pc_warn("cannot write the %s to %s: not a regular file, FIFO or terminal", what, path);
+        pc_warn("cannot write the %s to %s: not a regular file, FIFO or character device", what, path);
     else if (r)
         pc_warn("cannot write the %s to %s: %s", what, path ? path : "", pc_errname(-r));
     else

@@ -78,8 +78,10 @@ tap_eq "$(sed -n 's/^events //p' "$SIM_TMP/facts")" 30 "run --trace: the program
 d=$SIM_TMP/plain
 mkdir "$d"
 cp "$PINCACHE_LIB" "$d/libpincache.so"
-got=$(cd "$d" && LD_PRELOAD=libm.so.6 PINCACHE_LIB=libpincache.so "$cli" run -- sh -c 'echo "$LD_PRELOAD"')
-tap_eq "$got" "libm.so.6:$(cd -P "$d" && pwd -P)/libpincache.so" "run: an existing LD_PRELOAD is kept, the library added absolute"
+pre=$(san_runtime "$DIAG_BIN/scenario")     # a sanitizer's runtime must come first
+pre=${pre:-libm.so.6}
+got=$(cd "$d" && LD_PRELOAD=$pre PINCACHE_LIB=libpincache.so "$cli" run -- sh -c 'echo "$LD_PRELOAD"')
+tap_eq "$got" "$pre:$(cd -P "$d" && pwd -P)/libpincache.so" "run: an existing LD_PRELOAD is kept, the library added absolute"
 
 # A library path with a space (issue 15, D8): refused, never run without it.
 d="$SIM_TMP/build dir"

@@ -120,7 +120,7 @@ static void test_refused(void)
     s = socket(AF_UNIX, SOCK_STREAM, 0);
     if (s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0) {
         is_int(write_captured(sa.sun_path, "x", 0), -EINVAL, "a socket: refused");
-        ok(strstr(out, "not a regular file, FIFO or terminal") != NULL, "a socket: the warning says why");
+        ok(strstr(out, "not a regular file, FIFO or character device") != NULL, "a socket: the warning says why");
     } else {
         skip(2, "no UNIX socket");
     }
