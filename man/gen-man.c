@@ -10,11 +10,11 @@
 #include <string.h>
 
 struct opt {
-    const char *env, *type, *def, *choices, *help;
+    const char *env, *type, *def, *valid, *help;
 };
 
 static const struct opt opts[] = {
-#define OPT(field, env, type, def, choices, help) { "PINCACHE_" #env, #type, def, choices, help },
+#define OPT(field, env, type, def, valid, help) { "PINCACHE_" #env, #type, def, valid, help },
 #include "options.def"
 #undef OPT
 };
@@ -98,7 +98,7 @@ static void print_env(void)
         const struct opt *o = &opts[i];
         printf(".TP\n\\fB%s\\fR=", o->env);
         if (!strcmp(o->type, "ENUM")) {
-            const char *c = o->choices;
+            const char *c = o->valid;
             while (*c) {
                 size_t n = strcspn(c, "|");
                 printf("\\fI%.*s\\fR", (int)n, c);
@@ -113,7 +113,12 @@ static void print_env(void)
                                : !strcmp(o->type, "SIZE") ? "size"
                                : !strcmp(o->type, "INT") ? "integer" : "string");
         }
-        printf(" (default \\fB");
+        printf(" (");
+        if (strcmp(o->type, "ENUM") && o->valid && strstr(o->valid, "..")) {
+            const char *dots = strstr(o->valid, "..");
+            printf("\\fB%.*s\\fR to \\fB%s\\fR; ", (int)(dots - o->valid), o->valid, dots + 2);
+        }
+        printf("default \\fB");
         roff_text(o->def);
         printf("\\fR)\n");
         roff_sentence(o->help);

@@ -470,7 +470,7 @@ static int pc_cupti_start(void)
         return pc_cupti_give_up(PC_CUPTI_UNAVAILABLE, "no memory for its buffers", NULL);
     C.bufs = m;
     __atomic_store_n(&C.free_bufs, (1u << PC_CUPTI_NBUF) - 1, __ATOMIC_RELEASE);
-    if (pc_trace_wanted() && pc_opt.trace_events > 0)
+    if (pc_trace_wanted())
         pc_tl_trace_init((unsigned long)pc_opt.trace_events);
 
     pc_cupti_inside = 1;

@@ -123,7 +123,7 @@ static const struct pc_pool_ops pc_cuda_ops = {
 void pc_hostmem_init(void)
 {
     pc_pool_init(&pc_pool, &pc_cuda_ops, NULL, pc_opt.max_cached,
-                 pc_opt.headroom < 0 ? 0 : (unsigned)pc_opt.headroom);
+                 (unsigned)pc_opt.headroom);
 }
 
 void pc_hostmem_after_fork_child(void)

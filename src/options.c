@@ -1,7 +1,9 @@
 /* options.c - PINCACHE_* environment options, all generated from options.def.
  *
  * The only module that calls getenv.  Bad values never stop the program:
- * each one logs a single warning and the option keeps its default. */
+ * each one, unparsable or out of its declared range, logs a single warning
+ * and the option keeps its default.  The modules use the values as they are
+ * here: no range is checked again where an option is used. */
 #include "config.h"
 #include <errno.h>
 #include <stddef.h>
@@ -20,14 +22,14 @@ struct pc_opt_desc {
     const char *env;
     enum pc_opt_type type;
     const char *def;
-    const char *choices;
+    const char *valid;        /* ENUM: the choices; SIZE, INT: "LO..HI" */
     const char *help;
     size_t offset;
 };
 
 static const struct pc_opt_desc pc_opt_descs[] = {
-#define OPT(field, env, type, def, choices, help) \
-    { "PINCACHE_" #env, PC_OPT_T_##type, def, choices, help, offsetof(struct pc_options, field) },
+#define OPT(field, env, type, def, valid, help) \
+    { "PINCACHE_" #env, PC_OPT_T_##type, def, valid, help, offsetof(struct pc_options, field) },
 #include "options.def"
 #undef OPT
 };
@@ -198,8 +200,43 @@ static const char *pc_opt_keep_string(const char *s)
     return p;
 }
 
-/* Parse s into the option's field.  0 or -EINVAL; the field is untouched on
- * failure. */
+/* A SIZE or INT option's range "LO..HI" as the type's own parser reads
+ * it; 0, or -EINVAL where the table has none that parses. */
+static int pc_opt_bounds(const struct pc_opt_desc *d, char lo[32], const char **hi)
+{
+    const char *dots = d->valid ? strstr(d->valid, "..") : NULL;
+    size_t n = dots ? (size_t)(dots - d->valid) : 0;
+
+    if (!dots || n == 0 || n >= 32 || !dots[2])
+        return -EINVAL;
+    memcpy(lo, d->valid, n);
+    lo[n] = '\0';
+    *hi = dots + 2;
+    return 0;
+}
+
+static int pc_size_in(const struct pc_opt_desc *d, size_t v)
+{
+    char lo[32];
+    const char *hi;
+    size_t a, b;
+
+    return pc_opt_bounds(d, lo, &hi) == 0 && pc_parse_size(lo, &a) == 0 &&
+           pc_parse_size(hi, &b) == 0 && v >= a && v <= b;
+}
+
+static int pc_int_in(const struct pc_opt_desc *d, long v)
+{
+    char lo[32];
+    const char *hi;
+    long a, b;
+
+    return pc_opt_bounds(d, lo, &hi) == 0 && pc_parse_int(lo, &a) == 0 &&
+           pc_parse_int(hi, &b) == 0 && v >= a && v <= b;
+}
+
+/* Parse s into the option's field.  0, -EINVAL (does not parse) or -ERANGE
+ * (outside the declared range); the field is untouched on failure. */
 static int pc_opt_set(const struct pc_opt_desc *d, const char *s)
 {
     void *f = pc_opt_field(d);
@@ -216,15 +253,19 @@ static int pc_opt_set(const struct pc_opt_desc *d, const char *s)
     case PC_OPT_T_SIZE:
         if (pc_parse_size(s, &z))
             return -EINVAL;
+        if (!pc_size_in(d, z))
+            return -ERANGE;
         *(size_t *)f = z;
         return 0;
     case PC_OPT_T_INT:
         if (pc_parse_int(s, &l))
             return -EINVAL;
+        if (!pc_int_in(d, l))
+            return -ERANGE;
         *(long *)f = l;
         return 0;
     case PC_OPT_T_ENUM:
-        if (pc_parse_enum(s, d->choices, &i))
+        if (pc_parse_enum(s, d->valid, &i))
             return -EINVAL;
         *(int *)f = i;
         return 0;
@@ -268,31 +309,82 @@ static void pc_opt_from_environment(size_t i)
 
     if (!s || !*s)
         return;                 /* unset or empty: the default stands */
-    if (pc_opt_set(d, s) == 0) {
+    char lo[32];
+    const char *hi;
+    int r = pc_opt_set(d, s);
+
+    if (r == 0) {
         pc_opt_from_env[i] = 1;
         return;
     }
     pc_sanitize(shown, sizeof shown, s);
     if (d->type == PC_OPT_T_ENUM)
         pc_warn("environment option %s has an invalid value '%s'; using the default %s"
-                " (expected one of %s)", d->env, shown, d->def, d->choices);
+                " (expected one of %s)", d->env, shown, d->def, d->valid);
+    else if (r == -ERANGE && pc_opt_bounds(d, lo, &hi) == 0)
+        pc_warn("environment option %s has an out-of-range value '%s'; using the default %s"
+                " (expected %s to %s)", d->env, shown, d->def, lo, hi);
     else
         pc_warn("environment option %s has an invalid value '%s'; using the default %s",
                 d->env, shown, d->def);
 }
 
+/* The index of the option stored at offset; PC_NOPTS if none is. */
+static size_t pc_opt_find(size_t offset)
+{
+    size_t i;
+
+    for (i = 0; i < PC_NOPTS && pc_opt_descs[i].offset != offset; i++)
+        ;
+    return i;
+}
+
+/* The rules that tie options together or round a value, applied once
+ * after parsing so that the values shown are the values in use. */
+static void pc_options_settle(void)
+{
+    static const size_t def_ring = 64u << 20;     /* options.def's default */
+    size_t chunk, lo, hi, ring = pc_opt_find(offsetof(struct pc_options, stage_ring));
+    unsigned long n = 1;
+    char a[32], b[32], c[32];
+
+    /* The trace ring indexes with a mask. */
+    while (n < (unsigned long)pc_opt.trace_events)
+        n <<= 1;
+    pc_opt.trace_events = (long)n;
+
+    /* Ring chunks are separate pinned buffers, whole pages each; the ring
+     * needs two (one filling while the other's DMA runs) and keeps its slot
+     * table small (1024). */
+    chunk = pc_opt.stage_chunk & ~(size_t)4095;
+    pc_opt.stage_chunk = chunk;
+    lo = 2 * chunk;
+    hi = 1024 * chunk;
+    if (pc_opt.stage_ring < lo || pc_opt.stage_ring > hi) {
+        size_t def = def_ring < lo ? lo : def_ring > hi ? hi : def_ring;
+        if (ring < PC_NOPTS && pc_opt_from_env[ring]) {
+            pc_format_size(a, sizeof a, pc_opt.stage_ring);
+            pc_format_size(b, sizeof b, def);
+            pc_format_size(c, sizeof c, chunk);
+            pc_warn("environment option PINCACHE_STAGE_RING=%s is not 2 to 1024 chunks of %s"
+                    " (PINCACHE_STAGE_CHUNK); using the default %s", a, c, b);
+            pc_opt_from_env[ring] = 0;
+        }
+        pc_opt.stage_ring = def;
+    }
+    pc_opt.stage_ring -= pc_opt.stage_ring % chunk;
+}
+
 void pc_options_init(void)
 {
-    size_t i, log_idx = PC_NOPTS;
+    size_t i, log_idx = pc_opt_find(offsetof(struct pc_options, log));
 
     pc_opt_strings_used = 0;
     for (i = 0; i < PC_NOPTS; i++) {
         pc_opt_from_env[i] = 0;
         if (pc_opt_set(&pc_opt_descs[i], pc_opt_descs[i].def) != 0)
-            pc_error("built-in default '%s' of %s does not parse", pc_opt_descs[i].def,
-                     pc_opt_descs[i].env);
-        if (pc_opt_descs[i].offset == offsetof(struct pc_options, log))
-            log_idx = i;
+            pc_error("built-in default '%s' of %s does not parse or is out of range",
+                     pc_opt_descs[i].def, pc_opt_descs[i].env);
     }
     /* The level first, so that it governs the warnings about the others; a
      * bad PINCACHE_LOG is reported at the default level (warn). */
@@ -301,6 +393,7 @@ void pc_options_init(void)
     for (i = 0; i < PC_NOPTS; i++)
         if (i != log_idx)
             pc_opt_from_environment(i);
+    pc_options_settle();
     if (pc_opt.help)
         pc_options_print_help(2);
     if (pc_opt.verbose)
@@ -324,10 +417,15 @@ void pc_options_print_help(int fd)
     pc_write_all(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     for (i = 0; i < PC_NOPTS; i++) {
         const struct pc_opt_desc *d = &pc_opt_descs[i];
+        char valid[96] = "", lo[32];
+        const char *hi;
+        if (d->type == PC_OPT_T_ENUM)
+            pc_fmt(valid, sizeof valid, " %s", d->valid);
+        else if (pc_opt_bounds(d, lo, &hi) == 0)
+            pc_fmt(valid, sizeof valid, ", %s to %s", lo, hi);
         pc_fmt(left, sizeof left, "%s=%s", d->env, d->def);
-        n = pc_fmt(line, sizeof line, "pincache[%d]:   %-28s %s%s%s. %s\n", pid, left,
-                   pc_type_word[d->type], d->type == PC_OPT_T_ENUM ? " " : "",
-                   d->type == PC_OPT_T_ENUM ? d->choices : "", d->help);
+        n = pc_fmt(line, sizeof line, "pincache[%d]:   %-28s %s%s. %s\n", pid, left,
+                   pc_type_word[d->type], valid, d->help);
         if ((size_t)n >= sizeof line) {
             n = sizeof line - 1;
             line[n - 1] = '\n';
@@ -355,7 +453,7 @@ static void pc_opt_show(char *buf, size_t n, const struct pc_opt_desc *d)
         pc_sanitize(buf, n, *(const char *const *)f ? *(const char *const *)f : "");
         break;
     case PC_OPT_T_ENUM: {
-        const char *c = d->choices;
+        const char *c = d->valid;
         int idx = *(const int *)f;
         size_t len;
         while (idx-- > 0 && c && (c = strchr(c, '|')))

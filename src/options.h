@@ -10,7 +10,7 @@
 #define PC_OPT_CTYPE_ENUM int
 
 struct pc_options {
-#define OPT(field, env, type, def, choices, help) PC_OPT_CTYPE_##type field;
+#define OPT(field, env, type, def, valid, help) PC_OPT_CTYPE_##type field;
 #include "options.def"
 #undef OPT
 };

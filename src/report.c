@@ -2,22 +2,21 @@
  * (struct pc_report) and written through one emitter as text or JSON; the
  * statistics section is generated from stats.def.
  *
- * Runs at exit, possibly after the CUDA runtime was torn down: only open,
- * write, rename and stack buffers. */
+ * Runs at exit, possibly after the CUDA runtime was torn down: only system
+ * calls and stack buffers (the file itself: outfile.c). */
 #include "config.h"
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>      /* rename() only: no stdio streams here */
 #include <string.h>
 #include <unistd.h>
 #include "emit.h"
 #include "hist.h"
 #include "log.h"
 #include "options.h"
+#include "outfile.h"
 #include "report.h"
 #include "stats.h"
 
-#define PC_REPORT_PATH_MAX 4096
+#define PC_REPORT_PATH_MAX PC_OUTFILE_PATH_MAX
 #define PC_REPORT_MAX_HINTS 2
 
 /* Everything both renderings read, computed once. */
@@ -713,48 +712,6 @@ int pc_report_path(char *out, unsigned long n, const char *tmpl, int pid, const 
     return r;
 }
 
-static const char *pc_errname(int err)
-{
-#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
-#if __GLIBC_PREREQ(2, 32)
-    /* Untranslated and static: strerror may allocate for a locale. */
-    const char *s = strerrordesc_np(err);
-    if (s)
-        return s;
-#endif
-#endif
-    (void)err;
-    return "error";
-}
-
-int pc_write_file_atomic(const char *path, int pid, const char *what,
-                         int (*emit)(int fd, void *arg), void *arg)
-{
-    char tmp[PC_REPORT_PATH_MAX + 32];
-    int fd, r;
-
-    if ((unsigned long)pc_fmt(tmp, sizeof tmp, "%s.tmp.%d", path, pid) >= sizeof tmp)
-        return -ENAMETOOLONG;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        r = -errno;
-        pc_warn("cannot write the %s to %s: %s", what, tmp, pc_errname(-r));
-        return r;
-    }
-    r = emit(fd, arg);
-    if (close(fd) != 0 && !r)
-        r = -errno;
-    if (!r && rename(tmp, path) != 0)
-        r = -errno;
-    if (r) {
-        unlink(tmp);
-        pc_warn("cannot write the %s to %s: %s", what, path, pc_errname(-r));
-        return r;
-    }
-    pc_info("%s written to %s", what, path);
-    return 0;
-}
-
 struct pc_report_args {
     const struct pc_report_info *info;
     const struct pc_stats *st;
@@ -779,7 +736,7 @@ static int pc_report_to_file(const char *tmpl, const struct pc_report_info *info
         pc_warn("PINCACHE_REPORT: cannot use '%.200s' as a path", tmpl);
         return r;
     }
-    return pc_write_file_atomic(path, info->pid, "report", pc_report_emit_json, &a);
+    return pc_write_file(path, "report", pc_report_emit_json, &a);
 }
 
 void pc_report_write(const struct pc_report_info *info)

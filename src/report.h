@@ -25,8 +25,9 @@ struct pc_report_info {
  *   off     nothing;
  *   stderr  the text summary on stderr (whatever PINCACHE_LOG says);
  *   PATH    the JSON document to PATH after expanding %p (pid), %r (rank,
- *           "0" when unset), %h (host name) and %%; written to PATH.tmp.PID
- *           and renamed, so a reader never sees half a file.  The summary
+ *           "0" when unset), %h (host name) and %%; written by
+ *           pc_write_file (outfile.h), so a reader never sees half a
+ *           file and a link, FIFO or terminal is written through.  The summary
  *           also goes to stderr when PINCACHE_LOG is info or debug, or when
  *           the file cannot be written.
  * No report when PINCACHE_MODE=off or info->cuda_used is 0.  At
@@ -47,11 +48,5 @@ int pc_report_emit_fd(int fd, int format, int flags, const struct pc_report_info
  * becomes '_'.  Returns 0, -EINVAL (empty) or -ENAMETOOLONG. */
 int pc_report_path(char *out, unsigned long n, const char *tmpl, int pid,
                    const char *rank, const char *host);
-
-/* Write a file whole or not at all: emit(fd, arg) writes PATH.tmp.PID,
- * which is then renamed to path.  `what` names the file in warnings.
- * Returns 0 or -errno. */
-int pc_write_file_atomic(const char *path, int pid, const char *what,
-                         int (*emit)(int fd, void *arg), void *arg);
 
 #endif

@@ -37,9 +37,6 @@
 int pc_hostmem_owns(const void *p);
 
 #define PC_STAGE_MAX_DEV 64
-#define PC_STAGE_MIN_CHUNK (64u << 10)
-#define PC_STAGE_MAX_CHUNK (1u << 30)
-#define PC_STAGE_MAX_SLOTS 1024u
 #define PC_STAGE_MIN_PIECE (256u << 10)
 #define PC_STAGE_RETRY_NS 1000000000ull   /* after a failed ring allocation */
 
@@ -245,20 +242,12 @@ static int pc_stream_ok(struct pc_plan *p, cudaStream_t stream, enum pc_copy_how
 static struct pc_ring *pc_ring_get(int dev)
 {
     struct pc_ring *r = S.ring[dev];
-    size_t chunk = pc_opt.stage_chunk, nslot;
+    /* Whole pages, 2 to 1024 of them to the ring (options.c settles it):
+     * one filling while the other's DMA runs. */
+    size_t chunk = pc_opt.stage_chunk, nslot = pc_opt.stage_ring / chunk;
 
     if (r)
         return r;
-    if (chunk < PC_STAGE_MIN_CHUNK)
-        chunk = PC_STAGE_MIN_CHUNK;
-    if (chunk > PC_STAGE_MAX_CHUNK)
-        chunk = PC_STAGE_MAX_CHUNK;
-    chunk &= ~(size_t)4095;
-    nslot = pc_opt.stage_ring / chunk;
-    if (nslot < 2)
-        nslot = 2;           /* one filling while the other's DMA runs */
-    if (nslot > PC_STAGE_MAX_SLOTS)
-        nslot = PC_STAGE_MAX_SLOTS;
     r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
@@ -535,8 +524,7 @@ internal:
  * 70 ms for 512 copies, 16 pieces 79, 8 pieces 94 to 135. */
 static size_t pc_piece_size(size_t n, size_t chunk)
 {
-    long want = pc_opt.stage_pieces < 1 ? 1 : pc_opt.stage_pieces > 64 ? 64 : pc_opt.stage_pieces;
-    size_t piece = ((n / (size_t)want) + 65535) & ~(size_t)65535;
+    size_t piece = ((n / (size_t)pc_opt.stage_pieces) + 65535) & ~(size_t)65535;
 
     if (piece < PC_STAGE_MIN_PIECE)
         piece = PC_STAGE_MIN_PIECE;

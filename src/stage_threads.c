@@ -354,10 +354,6 @@ unsigned pc_xfer_threads(long want, long linger_us)
 {
     unsigned n, r;
 
-    if (linger_us < 0)
-        linger_us = 0;
-    if (linger_us > 10000)
-        linger_us = 10000;
     __atomic_store_n(&T.linger_ns, (uint64_t)linger_us * 1000u, __ATOMIC_RELAXED);
     pthread_mutex_lock(&T.mu);
     if (T.threads == 0) {

@@ -9,13 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdio.h>      /* rename() only */
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "diag.h"
 #include "log.h"
 #include "options.h"
+#include "outfile.h"
 #include "report.h"
 #include "stats.h"
 #include "trace.h"
@@ -75,7 +75,7 @@ int pc_trace_init(void)
 
     if (!pc_opt.trace || !*pc_opt.trace || pc_ieq_off(pc_opt.trace))
         return 0;
-    r = pc_trace_init_n(pc_opt.trace_events > 0 ? (unsigned long)pc_opt.trace_events : 1);
+    r = pc_trace_init_n((unsigned long)pc_opt.trace_events);
     if (r)
         pc_warn("PINCACHE_TRACE: cannot allocate the event ring; no trace");
     return r;
@@ -230,7 +230,7 @@ static int pc_trace_emit_cb(int fd, void *arg)
 
 void pc_trace_write(int pid, uint64_t start_ns)
 {
-    char path[4096], host[256];
+    char path[PC_OUTFILE_PATH_MAX], host[256];
     struct pc_trace_args a = { pid, start_ns };
 
     if (!T.ring)
@@ -242,7 +242,7 @@ void pc_trace_write(int pid, uint64_t start_ns)
         pc_warn("PINCACHE_TRACE: cannot use '%.200s' as a path", pc_opt.trace);
         return;
     }
-    pc_write_file_atomic(path, pid, "trace", pc_trace_emit_cb, &a);
+    pc_write_file(path, "trace", pc_trace_emit_cb, &a);
 }
 
 void pc_trace_after_fork_child(void)

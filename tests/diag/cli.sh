@@ -3,7 +3,9 @@
 # a report back without loss (report --json gives the same document); merge
 # of two ranks adds every counter, byte count, time and histogram bucket
 # (max_ns: the larger), and its table has one row per rank and the totals;
-# run --trace writes a trace; --help and --version work.
+# run --trace writes a trace; run keeps an existing LD_PRELOAD, puts the
+# library there absolute, and refuses (status 2, nothing run) a library path
+# with a space, which the loader would split; --help and --version work.
 . "$top_srcdir/tests/diag/common.sh"
 diag_need
 cli=${PINCACHE_CLI:-$top_builddir/scripts/pincache}
@@ -71,6 +73,35 @@ t=$(ls "$SIM_TMP" | grep '^run-.*trace.json$' | head -n 1)
 "$DIAG_BIN/jcheck" trace "$SIM_TMP/$t" >"$SIM_TMP/facts" 2>&1
 tap_check $? "run --trace: the trace is written and valid"
 tap_eq "$(sed -n 's/^events //p' "$SIM_TMP/facts")" 30 "run --trace: the program's 30 calls in it"
+
+# LD_PRELOAD: kept, extended with the library's absolute path.
+d=$SIM_TMP/plain
+mkdir "$d"
+cp "$PINCACHE_LIB" "$d/libpincache.so"
+pre=$(san_runtime "$DIAG_BIN/scenario")     # a sanitizer's runtime must come first
+pre=${pre:-libm.so.6}
+got=$(cd "$d" && LD_PRELOAD=$pre PINCACHE_LIB=libpincache.so "$cli" run -- sh -c 'echo "$LD_PRELOAD"')
+tap_eq "$got" "$pre:$(cd -P "$d" && pwd -P)/libpincache.so" "run: an existing LD_PRELOAD is kept, the library added absolute"
+
+# A library path with a space (issue 15, D8): refused, never run without it.
+d="$SIM_TMP/build dir"
+mkdir "$d"
+cp "$PINCACHE_LIB" "$d/libpincache.so"
+PINCACHE_LIB="$d/libpincache.so" "$cli" run --report "$SIM_TMP/space.json" -- \
+	sh -c 'echo ran' >"$SIM_TMP/space.out" 2>"$SIM_TMP/space.err"
+rc=$?
+sed 's/^/# stderr: /' "$SIM_TMP/space.err"
+tap_eq "$rc" 2 "run, a library path with a space: exit status 2"
+tap_eq "$(cat "$SIM_TMP/space.out")" "" "run, a library path with a space: the program is not run without the library"
+grep -q "^pincache: cannot preload '$d/libpincache.so'" "$SIM_TMP/space.err"
+tap_check $? "run, a library path with a space: stderr says why"
+# ... unless the space is only in a linked folder's name: the real path is used.
+ln -s "$SIM_TMP/plain" "$SIM_TMP/link dir"
+PINCACHE_LIB="$SIM_TMP/link dir/libpincache.so" PINCACHE_STAGE=off PINCACHE_REPORT="$SIM_TMP/linked.json" \
+	"$cli" run -- "$DIAG_BIN/scenario" threads 1 4 >/dev/null 2>&1
+tap_check $? "run, a space only in a linked folder: exit status 0"
+[ "$(jget "$SIM_TMP/linked.json" apis.cudaHostAlloc.calls)" = 4 ]
+tap_check $? "run, a space only in a linked folder: the library ran (its report counts 4 allocations)"
 
 "$cli" --help >"$SIM_TMP/help" 2>&1
 tap_check $? "--help: exit status 0"

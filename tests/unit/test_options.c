@@ -1,7 +1,9 @@
 /* test_options.c - PINCACHE_* parsing: helpers, init, warnings, help. */
 #include "config.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,7 +12,7 @@
 #include "tap.h"
 
 static const char *const all_env[] = {
-#define OPT(field, env, type, def, choices, help) "PINCACHE_" #env,
+#define OPT(field, env, type, def, valid, help) "PINCACHE_" #env,
 #include "options.def"
 #undef OPT
 };
@@ -297,6 +299,161 @@ static void test_help_verbose(void)
     clear_env();
 }
 
+/* The numeric options as the table declares them. */
+static const struct num_opt {
+    const char *env, *type, *def, *valid;
+    size_t offset;
+} num_opts[] = {
+#define OPT(field, env, type, def, valid, help) \
+    { "PINCACHE_" #env, #type, def, valid, offsetof(struct pc_options, field) },
+#include "options.def"
+#undef OPT
+};
+
+static int is_num(const struct num_opt *o)
+{
+    return !strcmp(o->type, "SIZE") || !strcmp(o->type, "INT");
+}
+
+/* The option's value now, as a number (sizes fit: all are below 2^63). */
+static long long num_value(const struct num_opt *o)
+{
+    const char *f = (const char *)&pc_opt + o->offset;
+    return !strcmp(o->type, "SIZE") ? (long long)*(const size_t *)f : (long long)*(const long *)f;
+}
+
+static int num_parse(const struct num_opt *o, const char *s, long long *v)
+{
+    size_t z;
+    char *end;
+
+    if (!strcmp(o->type, "SIZE")) {
+        if (pc_parse_size(s, &z))
+            return -1;
+        *v = (long long)z;
+        return 0;
+    }
+    *v = strtoll(s, &end, 10);
+    return *s && !*end ? 0 : -1;
+}
+
+/* Set env=value (and, for the ring at its bounds, a chunk that fits them)
+ * and init; returns the lines printed. */
+static int init_with(const struct num_opt *o, long long v, int bound)
+{
+    char buf[32];
+
+    clear_env();
+    snprintf(buf, sizeof buf, "%lld", v);
+    setenv(o->env, buf, 1);
+    if (bound && !strcmp(o->env, "PINCACHE_STAGE_RING"))     /* 2 to 1024 chunks */
+        setenv("PINCACHE_STAGE_CHUNK", v <= (64ll << 20) ? "64K" : "1G", 1);
+    return init_captured();
+}
+
+static void test_ranges(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof num_opts / sizeof num_opts[0]; i++) {
+        const struct num_opt *o = &num_opts[i];
+        const char *dots = o->valid ? strstr(o->valid, "..") : NULL;
+        char lo_s[32] = "";
+        long long lo = 0, hi = 0, def = 0;
+
+        if (!is_num(o))
+            continue;
+        if (dots && (size_t)(dots - o->valid) < sizeof lo_s)
+            memcpy(lo_s, o->valid, (size_t)(dots - o->valid));
+        if (!ok(dots && num_parse(o, lo_s, &lo) == 0 && num_parse(o, dots + 2, &hi) == 0 &&
+                    num_parse(o, o->def, &def) == 0 && lo <= def && def <= hi,
+                "%s declares a range in options.def, holding its default (%s)", o->env,
+                o->valid ? o->valid : "none")) {
+            continue;
+        }
+        is_int(init_with(o, lo, 1), 0, "%s=%lld (the lowest): no warning", o->env, lo);
+        ok(num_value(o) == lo, "%s=%lld: in use as set (%lld)", o->env, lo, num_value(o));
+        is_int(init_with(o, hi, 1), 0, "%s=%lld (the highest): no warning", o->env, hi);
+        ok(num_value(o) == hi, "%s=%lld: in use as set (%lld)", o->env, hi, num_value(o));
+        if (lo > 0 || !strcmp(o->type, "INT")) {
+            is_int(init_with(o, lo - 1, 0), 1, "%s=%lld: one warning", o->env, lo - 1);
+            ok(strstr(out, "out-of-range") && strstr(out, o->env), "%s: it says out of range",
+               o->env);
+            ok(num_value(o) == def, "%s=%lld: the default %s in use", o->env, lo - 1, o->def);
+        }
+        is_int(init_with(o, hi + 1, 0), 1, "%s=%lld: one warning", o->env, hi + 1);
+        ok(num_value(o) == def, "%s=%lld: the default %s in use", o->env, hi + 1, o->def);
+    }
+    clear_env();
+}
+
+/* The values of issue 15 (D7): each was clamped silently where used, and
+ * PINCACHE_VERBOSE showed it as set. */
+static void test_out_of_range_shown(void)
+{
+    static const char *const bad[][2] = {
+        { "PINCACHE_STAGE_PIECES", "0" }, { "PINCACHE_STAGE_LINGER", "-7" },
+        { "PINCACHE_STAGE_CHUNK", "5G" }, { "PINCACHE_TRACE_EVENTS", "-1" },
+        { "PINCACHE_HEADROOM", "-50" },   { "PINCACHE_STAGE_THREADS", "-4" },
+        { "PINCACHE_MAX_CACHED", "2000T" }, { "PINCACHE_STAGE_RING", "64K" },
+    };
+    size_t i;
+
+    clear_env();
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        setenv(bad[i][0], bad[i][1], 1);
+    setenv("PINCACHE_VERBOSE", "1", 1);
+    init_captured();
+    is_int(count_str(out, "warning:"), 8, "eight values out of range: eight warnings");
+    ok(strstr(out, "PINCACHE_STAGE_PIECES=4 (default)\n") != NULL, "verbose: STAGE_PIECES 4 in use");
+    ok(strstr(out, "PINCACHE_STAGE_LINGER=200 (default)\n") != NULL, "verbose: STAGE_LINGER 200");
+    ok(strstr(out, "PINCACHE_STAGE_CHUNK=4M (default)\n") != NULL, "verbose: STAGE_CHUNK 4M");
+    ok(strstr(out, "PINCACHE_TRACE_EVENTS=65536 (default)\n") != NULL, "verbose: TRACE_EVENTS 65536");
+    ok(strstr(out, "PINCACHE_HEADROOM=15 (default)\n") != NULL, "verbose: HEADROOM 15");
+    ok(strstr(out, "PINCACHE_STAGE_THREADS=0 (default)\n") != NULL, "verbose: STAGE_THREADS 0");
+    is_int(pc_opt.stage_pieces, 4, "STAGE_PIECES: the default in use");
+    is_int(pc_opt.headroom, 15, "HEADROOM: the default in use");
+
+    /* Values that are rounded as documented: the rounded value is shown. */
+    clear_env();
+    setenv("PINCACHE_TRACE_EVENTS", "1000", 1);
+    setenv("PINCACHE_STAGE_CHUNK", "100000", 1);
+    setenv("PINCACHE_STAGE_RING", "1000000", 1);
+    setenv("PINCACHE_VERBOSE", "1", 1);
+    is_int(count_str((init_captured(), out), "warning:"), 0, "rounded values: no warning");
+    is_int(pc_opt.trace_events, 1024, "TRACE_EVENTS 1000: 1024 in use (a power of two)");
+    ok(strstr(out, "PINCACHE_TRACE_EVENTS=1024\n") != NULL, "verbose shows 1024");
+    is_int(pc_opt.stage_chunk, 96 << 10, "STAGE_CHUNK 100000: 96K in use (whole pages)");
+    ok(strstr(out, "PINCACHE_STAGE_CHUNK=96K\n") != NULL, "verbose shows 96K");
+    is_int(pc_opt.stage_ring, 10 * (96 << 10), "STAGE_RING 1000000: 10 whole chunks in use");
+
+    /* The ring and the chunk together. */
+    clear_env();
+    setenv("PINCACHE_STAGE_CHUNK", "1G", 1);
+    is_int(init_captured(), 0, "STAGE_CHUNK=1G alone: no warning");
+    is_int(pc_opt.stage_ring, 2ll << 30, "... the default ring grows to its two chunks");
+    clear_env();
+    setenv("PINCACHE_STAGE_CHUNK", "1M", 1);
+    setenv("PINCACHE_STAGE_RING", "1M", 1);
+    is_int(init_captured(), 1, "a ring of one chunk: one warning");
+    ok(strstr(out, "PINCACHE_STAGE_RING=1M") != NULL, "... naming the ring");
+    is_int(pc_opt.stage_ring, 64ll << 20, "... the default ring in use");
+    clear_env();
+    setenv("PINCACHE_STAGE_CHUNK", "64K", 1);
+    setenv("PINCACHE_STAGE_RING", "128M", 1);
+    is_int(init_captured(), 1, "a ring of 2048 chunks: one warning");
+    is_int(pc_opt.stage_ring, 64ll << 20, "... the default ring (1024 chunks) in use");
+
+    /* The help shows the ranges. */
+    clear_env();
+    setenv("PINCACHE_HELP", "1", 1);
+    init_captured();
+    ok(strstr(out, " integer, 1 to 64. pieces a staged copy") != NULL, "help: a range");
+    ok(strstr(out, " size (K/M/G/T), 64K to 1G. bytes of one ring chunk") != NULL,
+       "help: a size range");
+    clear_env();
+}
+
 static void test_rank(void)
 {
     clear_env();
@@ -324,6 +481,8 @@ int main(void)
     test_env_values();
     test_bad_values();
     test_help_verbose();
+    test_ranges();
+    test_out_of_range_shown();
     test_rank();
     return done_testing();
 }

@@ -762,8 +762,8 @@ static void test_write(void)
     }
 
     run_write("/nonexistent-dir/x/report.json", NULL, 1, err, sizeof err);
-    is_int(count_str(err, "warning: cannot write the report to /nonexistent-dir/x/report.json.tmp."),
-           1, "unwritable path: one warning");
+    is_int(count_str(err, "warning: cannot write the report to /nonexistent-dir/x/report.json: "),
+           1, "unwritable path: one warning, naming the report's path");
     ok(strstr(err, "allocations: 7 calls") != NULL, "and the summary falls back to stderr");
 
     run_write("stderr", "debug", 1, err, sizeof err);
