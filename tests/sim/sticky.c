@@ -1,10 +1,7 @@
 /* sticky - what the runtime answers once a kernel fault broke the context,
  * one line per call, in the format of errors.c: the call, its return code,
  * then cudaPeekAtLastError(), cudaGetLastError() and a second
- * cudaGetLastError(), then any value the call reported.  Until the first
- * call that fails, a line reads only cudaPeekAtLastError(): the H200 run
- * read the last error first after cudaStreamQuery had failed, so what
- * cudaGetLastError says before that is not known.
+ * cudaGetLastError(), then any value the call reported (sticky_line.h).
  *
  * Before the fault the program leaves two 64 KiB blocks freed (under the
  * shim: idle in the cache, so the allocations after the fault would be
@@ -27,41 +24,15 @@
 #include <string.h>
 #include <unistd.h>
 #include "sim.h"
+#include "sticky_line.h"
 
 #define KB (1u << 10)
-
-static int failed;   /* a call has failed since the fault */
-
-static void line(const char *what, cudaError_t r, const char *extra)
-{
-	cudaError_t peek = cudaPeekAtLastError();
-	cudaError_t last, last2;
-
-	failed |= r != cudaSuccess;
-	if (!failed) {
-		printf("%-52s ret=%-3d peek=%d%s%s\n", what, (int)r, (int)peek, extra ? "  " : "", extra ? extra : "");
-		return;
-	}
-	last = cudaGetLastError();
-	last2 = cudaGetLastError();
-	printf("%-52s ret=%-3d peek=%-3d last=%-3d last2=%d%s%s\n", what, (int)r, (int)peek, (int)last,
-	       (int)last2, extra ? "  " : "", extra ? extra : "");
-}
-
-static void alloc_line(const char *what, cudaError_t r, void *p)
-{
-	line(what, r, p ? "null=0" : "null=1");
-}
 
 int main(int argc, char **argv)
 {
 	cudaError_t code = argc > 1 && atoi(argv[1]) == 700 ? cudaErrorIllegalAddress : cudaErrorLaunchFailure;
-	void *small[2] = { 0 }, *blk = NULL, *dev = NULL, *p;
+	void *small[2] = { 0 }, *blk = NULL, *dev = NULL;
 	char *m = malloc(64);
-	struct cudaPointerAttributes a;
-	unsigned flags = 0;
-	char buf[64];
-	cudaError_t r;
 	int spins = 0;
 
 	if (!m || cudaHostAlloc(&blk, 1024 * KB, 0) != cudaSuccess || cudaMalloc(&dev, 4096) != cudaSuccess)
@@ -77,32 +48,6 @@ int main(int argc, char **argv)
 	while (!simDeviceIdle() && spins++ < 5000)
 		usleep(1000);
 
-	line(code == cudaErrorLaunchFailure ? "(a kernel trapped; nothing called since)"
-					    : "(a kernel faulted; nothing called since)", cudaSuccess, NULL);
-	{
-		int d = -1;
-		r = cudaGetDevice(&d);
-		snprintf(buf, sizeof buf, "device=%d", d);
-		line("cudaGetDevice", r, buf);
-	}
-	line("cudaPointerGetAttributes(live block)", cudaPointerGetAttributes(&a, blk), NULL);
-	line("cudaHostGetFlags(live block)", cudaHostGetFlags(&flags, blk), NULL);
-	line("cudaStreamQuery(0)", cudaStreamQuery(0), NULL);
-	p = (void *)1;
-	r = cudaHostAlloc(&p, 64 * KB, 0);
-	alloc_line("cudaHostAlloc(64 KiB, freed before the fault)", r, p);
-	p = (void *)1;
-	r = cudaMallocHost(&p, 64 * KB);
-	alloc_line("cudaMallocHost(64 KiB, freed before the fault)", r, p);
-	line("cudaHostAlloc(size 0)", cudaHostAlloc(&p, 0, 0), NULL);
-	line("cudaHostAlloc(NULL out)", cudaHostAlloc(NULL, 4096, 0), NULL);
-	p = (void *)1;
-	line("cudaHostAlloc(flags=0xFF)", cudaHostAlloc(&p, 4096, 0xFF), NULL);
-	line("cudaFreeHost(NULL)", cudaFreeHost(NULL), NULL);
-	line("cudaFreeHost(malloc'd)", cudaFreeHost(m), NULL);
-	line("+cudaFreeHost(64 KiB block freed before the fault)", cudaFreeHost(small[0]), NULL);
-	line("+cudaMemcpy(H2D from the live block)", cudaMemcpy(dev, blk, 4096, cudaMemcpyHostToDevice), NULL);
-	line("cudaFreeHost(live block)", cudaFreeHost(blk), NULL);
-	line("+cudaFreeHost(live block again)", cudaFreeHost(blk), NULL);
+	sticky_calls(code == cudaErrorLaunchFailure, blk, small[0], m, dev);
 	return 0;
 }
