@@ -68,7 +68,7 @@ echo "# device: $(grep -m1 '^devices=' "$logdir/probe.log"), arch $PC_ARCH, nvcc
 echo "# shim: $lib"
 
 # ---- build (in parallel)
-progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture)
+progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky)
 declare -A built=()
 pids=()
 for p in "${progs[@]}"; do
@@ -325,6 +325,53 @@ if [ "${built[gpu_capture]}" = 1 ]; then
     fi
 else
     notok "gpu_capture # not built"
+fi
+
+# ---- 6. sticky errors: after a kernel fault (its own process for each kind)
+# every call answers as it does plainly, a cache hit included; the plain
+# answers are the simulated device's model (tests/sim/sticky.h200.txt).
+sticky_lines() { grep -v -E '^(PASS|FAIL|INFO|RESULT) ' "$1"; }
+sticky_checks() { # LABEL FILE: its PASS/FAIL lines as points
+    local k id text
+    while read -r k id text; do
+        if [ "$k" = PASS ]; then ok "$1 $id: $text"; else notok "$1 $id: $text"; fi
+    done < <(grep -E '^(PASS|FAIL) ' "$2")
+}
+if [ "${built[gpu_sticky]}" = 1 ]; then
+    for kind in trap addr; do
+        for mode in plain shim; do
+            if [ "$mode" = plain ]; then
+                run "gpu_sticky.$kind.plain" 60 "$outdir/gpu_sticky" "$kind"
+            else
+                shim_env "gpu_sticky.$kind.shim"
+                run "gpu_sticky.$kind.shim" 60 "${senv[@]}" "$outdir/gpu_sticky" "$kind" --shim
+            fi
+            if ! grep -q '^RESULT' "$out" || { [ "$rc" != 0 ] && [ "$rc" != 1 ]; }; then
+                notok "gpu_sticky $kind [$mode] ran (exit $rc)"
+                tail_logs "$out" "$err"
+                continue
+            fi
+            sticky_checks "gpu_sticky $kind [$mode]" "$out"
+        done
+        p_out=$logdir/gpu_sticky.$kind.plain.out
+        s_out=$logdir/gpu_sticky.$kind.shim.out
+        if diff -u <(sticky_lines "$p_out") <(sticky_lines "$s_out") >/dev/null 2>&1; then
+            ok "gpu_sticky $kind: every answer under the shim is the plain runtime's"
+        else
+            notok "gpu_sticky $kind: answers under the shim differ from plain (- plain, + shim)"
+            diff -U0 <(sticky_lines "$p_out") <(sticky_lines "$s_out") | grep '^[-+][^-+]' | diag
+        fi
+        want=$(awk -v k="$kind" '/^#/ { next } /^\(a kernel/ { on = (k == "trap") == ($0 ~ /trapped/) } on' \
+            "$srcdir/tests/sim/sticky.h200.txt")
+        if diff <(echo "$want") <(sticky_lines "$p_out" | grep -v '^+') >/dev/null 2>&1; then
+            ok "gpu_sticky $kind [plain]: the simulated device's model (tests/sim/sticky.h200.txt) holds"
+        else
+            todo "gpu_sticky $kind [plain]: tests/sim/sticky.h200.txt differs on this driver (update the sim's model)"
+            diff -U0 <(echo "$want") <(sticky_lines "$p_out" | grep -v '^+') | grep '^[-+][^-+]' | diag
+        fi
+    done
+else
+    notok "gpu_sticky # not built"
 fi
 
 echo "1..$n"

@@ -37,15 +37,75 @@ static struct pc_pool pc_pool;
  * would be without pincache. */
 static char pc_foreign_anchor[64];
 
-/* Set when a real allocation failed inside the current call while no error
- * was pending: if a retry then succeeds, that failure must not linger as the
- * program's last error. */
-static __thread int pc_tls_alloc_failed;
+/* --- one policy per operation, for the runtime's calls and the driver's ---
+ *
+ * Each operation is written once; a flavour names the real functions that
+ * answer for it.  A runtime call and its driver twin written out twice had
+ * drifted (observe mode counted no driver frees: issue 15, D9).  Driver and
+ * runtime share the numbers the policy tells apart and the flag bits, so
+ * results travel as int.  Only the runtime keeps a per-thread last error. */
+_Static_assert((int)cudaSuccess == (int)CUDA_SUCCESS &&
+               (int)cudaErrorMemoryAllocation == (int)CUDA_ERROR_OUT_OF_MEMORY,
+               "driver and runtime share these codes");
+_Static_assert(cudaHostAllocPortable == CU_MEMHOSTALLOC_PORTABLE && cudaHostAllocMapped == CU_MEMHOSTALLOC_DEVICEMAP &&
+               cudaHostAllocWriteCombined == CU_MEMHOSTALLOC_WRITECOMBINED,
+               "driver and runtime share these flags");
 
-/* Set while a driver-API allocation (cuMemHostAlloc, cuMemAllocHost) is
- * served: its new real blocks come from the driver, with the driver's
- * error codes and no runtime (or runtime last error) involved. */
-static __thread int pc_tls_drv_alloc;
+struct pc_flavour {
+    int runtime;               /* the runtime: a per-thread last error */
+    /* alloc_host: cuMemAllocHost (the runtime's cudaMallocHost(p, n) is
+     * cudaHostAlloc(p, n, 0)) */
+    int (*alloc)(void **p, size_t size, unsigned int flags, int alloc_host);
+    int (*free)(void *p);
+    int (*get_flags)(unsigned int *flags, void *p);
+    int (*dev_ptr)(void *pdev, void *p, unsigned int flags);   /* void ** or CUdeviceptr * */
+    int (*reg)(void *p, size_t size, unsigned int flags);
+    int (*unreg)(void *p);
+};
+
+static int pc_rt_alloc(void **p, size_t size, unsigned int flags, int alloc_host)
+{
+    (void)alloc_host;
+    return PC_CALL_REAL(cudaHostAlloc, p, size, flags);
+}
+static int pc_rt_free(void *p) { return PC_CALL_REAL(cudaFreeHost, p); }
+static int pc_rt_get_flags(unsigned int *f, void *p) { return PC_CALL_REAL(cudaHostGetFlags, f, p); }
+static int pc_rt_dev_ptr(void *d, void *p, unsigned int f) { return PC_CALL_REAL(cudaHostGetDevicePointer, d, p, f); }
+static int pc_rt_reg(void *p, size_t n, unsigned int f) { return PC_CALL_REAL(cudaHostRegister, p, n, f); }
+static int pc_rt_unreg(void *p) { return PC_CALL_REAL(cudaHostUnregister, p); }
+
+static int pc_drv_alloc(void **p, size_t size, unsigned int flags, int alloc_host)
+{
+    return alloc_host ? PC_CALL_DRV(cuMemAllocHost_v2, p, size) : PC_CALL_DRV(cuMemHostAlloc, p, size, flags);
+}
+static int pc_drv_free(void *p) { return PC_CALL_DRV(cuMemFreeHost, p); }
+static int pc_drv_get_flags(unsigned int *f, void *p) { return PC_CALL_DRV(cuMemHostGetFlags, f, p); }
+static int pc_drv_dev_ptr(void *d, void *p, unsigned int f)
+{
+    return PC_CALL_DRV(cuMemHostGetDevicePointer_v2, (CUdeviceptr *)d, p, f);
+}
+static int pc_drv_reg(void *p, size_t n, unsigned int f) { return PC_CALL_DRV(cuMemHostRegister_v2, p, n, f); }
+static int pc_drv_unreg(void *p) { return PC_CALL_DRV(cuMemHostUnregister, p); }
+
+static const struct pc_flavour pc_rt = {
+    1, pc_rt_alloc, pc_rt_free, pc_rt_get_flags, pc_rt_dev_ptr, pc_rt_reg, pc_rt_unreg,
+};
+static const struct pc_flavour pc_drv = {
+    0, pc_drv_alloc, pc_drv_free, pc_drv_get_flags, pc_drv_dev_ptr, pc_drv_reg, pc_drv_unreg,
+};
+
+/* The allocation being served on this thread, for the pool's alloc
+ * operation: whose real call makes new blocks, and what its attempts did to
+ * the runtime's last error. */
+struct pc_alloc_call {
+    const struct pc_flavour *fl;
+    int attempts;              /* real allocations made so far */
+    int pending;               /* the program had an error pending */
+    int quiet;                 /* the first attempt goes through the driver */
+    int failed_loud;           /* a runtime attempt failed with nothing pending */
+    int failed_quiet;          /* the last attempt failed through the driver */
+};
+static __thread struct pc_alloc_call *pc_tls_alloc;
 
 /* The cache keeps blocks apart by the flags that change what the program can
  * observe: Portable and WriteCombined, packed into a key 0..3.  Mapped is
@@ -67,25 +127,104 @@ static unsigned int pc_key_flags(unsigned key)
            ((key & 2u) ? cudaHostAllocWriteCombined : 0u);
 }
 
+/* --- the context's health ---
+ *
+ * After a kernel fault the context is broken: every call that touches it
+ * answers the sticky error (719 after a trap, 700 after an illegal address)
+ * and sets it as the last error again, while calls that read host-side
+ * bookkeeping (cuCtxGetCurrent, cudaGetDevice, pointer attributes,
+ * cudaPeekAtLastError) still answer 0 (measured on the H200; issue 15, D10).
+ * A call pincache would answer from its own state asks first, and a broken
+ * context sends it to the real function, whose answer and last error are
+ * then the runtime's own.  The question is cuStreamQuery of the legacy
+ * stream: 150 ns on the H200, needs nothing but the current context, and, a
+ * driver call, leaves the last error alone (cuEventQuery of a completed
+ * event, 125 ns, would need an event per context).  Any answer but done or
+ * not ready (no context current on this thread, say) also sends the call to
+ * the real function, which knows what to do.  It runs on every cached
+ * allocation and free: a fault can come at any moment. */
+typedef CUresult (*pc_health_fn)(CUstream);
+static pc_health_fn pc_health_query;   /* resolved once; written atomically */
+static char pc_health_none;            /* its address: no such entry point */
+
+static pc_health_fn pc_health_resolve(void)
+{
+    void *f = (void *)PC_REAL(cuStreamQuery);
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+
+    /* The simulated device has no libcuda: the runtime hands its driver
+     * entry points out (as fence.c's context fences find theirs). */
+    if (!f && (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, "cuStreamQuery", &f, 2000, cudaEnableDefault, &st) !=
+                   cudaSuccess || st != cudaDriverEntryPointSuccess))
+        f = NULL;
+    return f ? (pc_health_fn)f : (pc_health_fn)(void *)&pc_health_none;
+}
+
+static int pc_context_ok(void)
+{
+    pc_health_fn q = __atomic_load_n(&pc_health_query, __ATOMIC_ACQUIRE);
+    CUresult r;
+
+    if (!q) {
+        q = pc_health_resolve();
+        __atomic_store_n(&pc_health_query, q, __ATOMIC_RELEASE);
+    }
+    if ((void *)q == (void *)&pc_health_none)
+        return 1;
+    r = q(CU_STREAM_LEGACY);
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY;
+}
+
 /* --- the pool's CUDA operations --- */
+
+/* A failed runtime attempt replaces the program's pending last error with
+ * 2, and the runtime has no call that puts it back; a plain run, with no
+ * idle blocks held, would have succeeded and left it pending (issue 15,
+ * D5).  So while an error is pending the first attempt goes through the
+ * driver (cuMemHostAlloc: the same flag bits, no last error), which needs a
+ * current context; only the retry after trimming, whose failure the plain
+ * run would share, goes through the runtime.  Without a context (an error
+ * from before the runtime made one current, as cudaSetDevice(99) leaves) or
+ * a loaded driver, the idle blocks are released before the one runtime
+ * attempt instead: slower, but once per thread at most in practice, since
+ * that attempt makes a context current.  Trimming whenever an error is
+ * pending would cost every miss of a program that never clears its last
+ * error the whole cache. */
+static void pc_alloc_first_attempt(struct pc_alloc_call *c)
+{
+    CUcontext cur = NULL;
+
+    if (!c->fl->runtime || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess)
+        return;
+    c->pending = 1;
+    if (PC_REAL(cuMemHostAlloc) && PC_CALL_DRV(cuCtxGetCurrent, &cur) == CUDA_SUCCESS && cur)
+        c->quiet = 1;
+    else
+        pc_pool_trim(&pc_pool, 0);
+}
 
 static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
 {
-    uint64_t t0 = pc_now_ns();
-    int drv = pc_tls_drv_alloc;
-    cudaError_t pending = drv ? cudaSuccess : PC_CALL_REAL(cudaPeekAtLastError);
-    /* CU_MEMHOSTALLOC_* and cudaHostAlloc* flags are the same bits, and
-     * CUDA_ERROR_OUT_OF_MEMORY is cudaErrorMemoryAllocation (2). */
-    int err = drv ? (int)PC_CALL_DRV(cuMemHostAlloc, out, size, pc_key_flags(key))
-                  : (int)PC_CALL_REAL(cudaHostAlloc, out, size, pc_key_flags(key));
+    struct pc_alloc_call *c = pc_tls_alloc;
+    const struct pc_flavour *fl = c ? c->fl : &pc_rt;
+    int quiet = 0, err;
+    uint64_t t0;
 
+    if (c && c->attempts++ == 0) {
+        pc_alloc_first_attempt(c);
+        quiet = c->quiet;
+    }
+    t0 = pc_now_ns();
+    err = (quiet ? &pc_drv : fl)->alloc(out, size, pc_key_flags(key), 0);
     PC_STAT_INC(real_alloc_calls);
     PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
     pc_call_note(PC_NOTE_MISS | PC_NOTE_REAL);
+    if (c)
+        c->failed_quiet = err != 0 && quiet;
     if (err != 0) {
         PC_STAT_INC(real_alloc_fail);
-        if (pending == cudaSuccess && !drv)
-            pc_tls_alloc_failed = 1;
+        if (c && fl->runtime && !quiet && !c->pending)
+            c->failed_loud = 1;
         return err;
     }
     PC_STAT_ADD(real_alloc_bytes, size);
@@ -142,59 +281,80 @@ static int pc_caching(void)
     return pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child && !pc_fence_broken;
 }
 
-static cudaError_t pc_real_host_alloc(void **p, size_t size, unsigned int flags)
+/* The real allocation for a call the cache does not serve: bad input gets
+ * exactly the real function's answer. */
+static int pc_alloc_passthrough(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags,
+                                int alloc_host)
 {
     uint64_t t0 = pc_now_ns();
-    cudaError_t err = PC_CALL_REAL(cudaHostAlloc, p, size, flags);
+    int err = fl->alloc(p, size, flags, alloc_host);
+
     PC_STAT_INC(alloc_passthrough);
     pc_call_note(PC_NOTE_REAL);
     if (pc_state.mode == PC_MODE_OBSERVE) {
         PC_STAT_INC(real_alloc_calls);
         PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
-        if (err == cudaSuccess)
+        if (err == 0)
             PC_STAT_ADD(real_alloc_bytes, size);
     }
     return err;
 }
 
-cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags)
+static int pc_alloc(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags, int alloc_host)
 {
+    struct pc_alloc_call c = { .fl = fl };
     unsigned key;
     int hit, err;
 
     pc_mark_used();
     if (pc_state.mode == PC_MODE_OFF)
-        return PC_CALL_REAL(cudaHostAlloc, p, size, flags);
+        return fl->alloc(p, size, flags, alloc_host);
     PC_STAT_INC(alloc_calls);
     PC_STAT_ADD(alloc_bytes, size);
-    /* NULL, size 0 and bad flags: the runtime's own answer is the right one.
-     * During a graph capture too: the runtime refuses an allocation that the
-     * capture prohibits, and invalidates the capture (measured on the H200);
-     * a block from the cache would hide both, and the cache's event queries
-     * could be refused in turn. */
-    if (!pc_caching() || !p || size == 0 || pc_flags_key(flags, &key) != 0 || pc_fence_capturing() > 0)
-        return pc_real_host_alloc(p, size, flags);
-    pc_tls_alloc_failed = 0;
+    /* NULL, size 0 and bad flags: the real function's own answer is the
+     * right one.  During a graph capture too: the runtime refuses an
+     * allocation that the capture prohibits, and invalidates the capture
+     * (measured on the H200); a block from the cache would hide both, and
+     * the cache's event queries could be refused in turn.  And in a broken
+     * context: the sticky error, not a block. */
+    if (!pc_caching() || !p || size == 0 || pc_flags_key(flags, &key) != 0 || pc_fence_capturing() > 0 ||
+        !pc_context_ok())
+        return pc_alloc_passthrough(fl, p, size, flags, alloc_host);
+    pc_tls_alloc = &c;
     err = pc_pool_alloc(&pc_pool, size, key, p, &hit);
+    pc_tls_alloc = NULL;
     if (err == 0 && hit)
         pc_call_note(PC_NOTE_HIT);
     if (err < 0)                      /* too large to cache */
-        return pc_real_host_alloc(p, size, flags);
-    if (err == 0 && pc_tls_alloc_failed)
+        return pc_alloc_passthrough(fl, p, size, flags, alloc_host);
+    if (err == 0 && c.failed_loud)
         PC_CALL_REAL(cudaGetLastError);   /* the retry after trimming worked */
-    return (cudaError_t)err;
+    if (err != 0 && c.failed_quiet)   /* the runtime never saw the failure: its own answer */
+        return pc_alloc_passthrough(fl, p, size, flags, alloc_host);
+    return err;
 }
 
-static cudaError_t pc_real_free_host(void *p)
+cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags)
+{
+    return (cudaError_t)pc_alloc(&pc_rt, p, size, flags, 0);
+}
+
+CUresult pc_drv_host_alloc(void **pp, size_t size, unsigned int flags, int alloc_host)
+{
+    return (CUresult)pc_alloc(&pc_drv, pp, size, flags, alloc_host);
+}
+
+/* The real free for a pointer the cache does not keep, counted the same
+ * whichever API it came through. */
+static int pc_free_passthrough(const struct pc_flavour *fl, void *p)
 {
     uint64_t t0, dt;
-    int busy = 0;
-    cudaError_t err;
+    int busy = 0, err;
 
     if (pc_state.mode == PC_MODE_OBSERVE && p && !pc_state.forked_child)
         busy = pc_fence_busy_now();
     t0 = pc_now_ns();
-    err = PC_CALL_REAL(cudaFreeHost, p);
+    err = fl->free(p);
     dt = pc_now_ns() - t0;
     PC_STAT_INC(free_passthrough);
     PC_STAT_INC(real_free_calls);
@@ -210,8 +370,9 @@ static cudaError_t pc_real_free_host(void *p)
 enum pc_free_how { PC_FREE_CACHED, PC_FREE_FOREIGN, PC_FREE_INVALID, PC_FREE_REAL };
 
 /* Take a block back into the cache if it is ours and live.  PC_FREE_REAL:
- * it was ours but no fence could be had, so it was dropped from the cache
- * and the caller must free it for real (with the runtime's full wait). */
+ * it was ours but the context is broken or no fence could be had, so it was
+ * dropped from the cache and the caller must free it for real (with the
+ * runtime's full wait, or its sticky error). */
 static enum pc_free_how pc_take_back(void *p)
 {
     uint64_t seq = 0;
@@ -226,7 +387,10 @@ static enum pc_free_how pc_take_back(void *p)
     case PC_BLOCK_LIVE:
         break;
     }
-    if (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0)
+    /* No query during a capture (the fence refuses it anyway): asking
+     * about the legacy stream could invalidate the capture. */
+    if ((pc_fence_capturing() == 0 && !pc_context_ok()) ||
+        (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0))
         return pc_pool_forget(&pc_pool, p) == 0 ? PC_FREE_REAL : PC_FREE_INVALID;
     if (pc_pool_free(&pc_pool, p, seq) != PC_BLOCK_LIVE) {
         PC_STAT_INC(free_invalid);   /* lost a race with another free of p */
@@ -240,21 +404,26 @@ static enum pc_free_how pc_take_back(void *p)
     return PC_FREE_CACHED;
 }
 
-cudaError_t pc_free_host(void *p)
+static int pc_free(const struct pc_flavour *fl, void *p)
 {
     pc_mark_used();
     if (pc_state.mode == PC_MODE_OFF)
-        return PC_CALL_REAL(cudaFreeHost, p);
+        return fl->free(p);
     PC_STAT_INC(free_calls);
     if (!pc_caching() || !p)
-        return pc_real_free_host(p);
+        return pc_free_passthrough(fl, p);
     switch (pc_take_back(p)) {
-    case PC_FREE_CACHED:  return cudaSuccess;
-    case PC_FREE_INVALID: return PC_CALL_REAL(cudaFreeHost, pc_foreign_anchor);
+    case PC_FREE_CACHED:  return 0;
+    case PC_FREE_INVALID: return fl->free(pc_foreign_anchor);
     case PC_FREE_FOREIGN:
     case PC_FREE_REAL:    break;
     }
-    return pc_real_free_host(p);
+    return pc_free_passthrough(fl, p);
+}
+
+cudaError_t pc_free_host(void *p)
+{
+    return (cudaError_t)pc_free(&pc_rt, p);
 }
 
 /* A program may free a runtime block through the driver (cuMemFreeHost) and
@@ -262,57 +431,7 @@ cudaError_t pc_free_host(void *p)
  * driver through cuGetProcAddress pointers), so nothing is counted twice. */
 CUresult pc_drv_free_host(void *p)
 {
-    pc_mark_used();
-    if (pc_state.mode == PC_MODE_OFF || !pc_caching() || !p)
-        return PC_CALL_DRV(cuMemFreeHost, p);
-    PC_STAT_INC(free_calls);
-    switch (pc_take_back(p)) {
-    case PC_FREE_CACHED:  return CUDA_SUCCESS;
-    case PC_FREE_INVALID: return PC_CALL_DRV(cuMemFreeHost, pc_foreign_anchor);
-    case PC_FREE_FOREIGN:
-    case PC_FREE_REAL:    break;
-    }
-    PC_STAT_INC(free_passthrough);
-    return PC_CALL_DRV(cuMemFreeHost, p);
-}
-
-/* The real driver call for an allocation the cache does not serve: bad
- * input gets exactly the driver's answer. */
-static CUresult pc_drv_real_alloc(void **pp, size_t size, unsigned int flags, int alloc_host)
-{
-    uint64_t t0 = pc_now_ns();
-    CUresult r = alloc_host ? PC_CALL_DRV(cuMemAllocHost_v2, pp, size) : PC_CALL_DRV(cuMemHostAlloc, pp, size, flags);
-    PC_STAT_INC(alloc_passthrough);
-    pc_call_note(PC_NOTE_REAL);
-    if (pc_state.mode == PC_MODE_OBSERVE) {
-        PC_STAT_INC(real_alloc_calls);
-        PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
-        if (r == CUDA_SUCCESS)
-            PC_STAT_ADD(real_alloc_bytes, size);
-    }
-    return r;
-}
-
-CUresult pc_drv_host_alloc(void **pp, size_t size, unsigned int flags, int alloc_host)
-{
-    unsigned key;
-    int hit, err;
-
-    pc_mark_used();
-    if (pc_state.mode == PC_MODE_OFF)
-        return alloc_host ? PC_CALL_DRV(cuMemAllocHost_v2, pp, size) : PC_CALL_DRV(cuMemHostAlloc, pp, size, flags);
-    PC_STAT_INC(alloc_calls);
-    PC_STAT_ADD(alloc_bytes, size);
-    if (!pc_caching() || !pp || size == 0 || pc_flags_key(flags, &key) != 0 || pc_fence_capturing() > 0)
-        return pc_drv_real_alloc(pp, size, flags, alloc_host);
-    pc_tls_drv_alloc = 1;
-    err = pc_pool_alloc(&pc_pool, size, key, pp, &hit);
-    pc_tls_drv_alloc = 0;
-    if (err == 0 && hit)
-        pc_call_note(PC_NOTE_HIT);
-    if (err < 0)                      /* too large to cache */
-        return pc_drv_real_alloc(pp, size, flags, alloc_host);
-    return (CUresult)err;
+    return (CUresult)pc_free(&pc_drv, p);
 }
 
 /* Driver streams join the fences exactly as runtime ones do: a block freed
@@ -361,39 +480,36 @@ static int pc_is_idle_block(const void *p)
 /* Blocks are cached apart by Portable, but the H200's runtime reported a
  * Portable block we allocated as not Portable (while the program's own
  * identical call reports it), so the bit is answered from the block's key;
- * everything else, errors included, is the runtime's answer. */
-static unsigned int pc_patch_portable(unsigned int reported, const void *p, unsigned int portable_bit)
+ * everything else, errors included, is the real function's answer. */
+static int pc_get_flags(const struct pc_flavour *fl, unsigned int *flags, void *p)
 {
-    int key = pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child ? pc_pool_live_key(&pc_pool, p) : -1;
-    if (key < 0)
-        return reported;
-    return (reported & ~portable_bit) | ((key & 1) ? portable_bit : 0u);
+    int err = fl->get_flags(flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+    int key = err == 0 && flags && pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child
+            ? pc_pool_live_key(&pc_pool, p) : -1;
+
+    if (key >= 0)
+        *flags = (*flags & ~(unsigned)cudaHostAllocPortable) | ((key & 1) ? cudaHostAllocPortable : 0u);
+    return err;
 }
 
 cudaError_t pc_host_get_flags(unsigned int *flags, void *p)
 {
-    cudaError_t err = PC_CALL_REAL(cudaHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
-    if (err == cudaSuccess && flags)
-        *flags = pc_patch_portable(*flags, p, cudaHostAllocPortable);
-    return err;
+    return (cudaError_t)pc_get_flags(&pc_rt, flags, p);
 }
 
 CUresult pc_drv_host_get_flags(unsigned int *flags, void *p)
 {
-    CUresult r = PC_CALL_DRV(cuMemHostGetFlags, flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
-    if (r == CUDA_SUCCESS && flags)
-        *flags = pc_patch_portable(*flags, p, CU_MEMHOSTALLOC_PORTABLE);
-    return r;
+    return (CUresult)pc_get_flags(&pc_drv, flags, p);
 }
 
 CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags)
 {
-    return PC_CALL_DRV(cuMemHostGetDevicePointer_v2, pdev, pc_is_idle_block(p) ? pc_foreign_anchor : p, flags);
+    return (CUresult)pc_drv.dev_ptr(pdev, pc_is_idle_block(p) ? pc_foreign_anchor : p, flags);
 }
 
 cudaError_t pc_host_get_device_pointer(void **pdev, void *p, unsigned int flags)
 {
-    return PC_CALL_REAL(cudaHostGetDevicePointer, pdev, pc_is_idle_block(p) ? pc_foreign_anchor : p, flags);
+    return (cudaError_t)pc_rt.dev_ptr(pdev, pc_is_idle_block(p) ? pc_foreign_anchor : p, flags);
 }
 
 cudaError_t pc_pointer_get_attributes(struct cudaPointerAttributes *a, const void *p)
@@ -491,63 +607,53 @@ void pc_hostmem_before_fork(void)
 }
 
 /* Registration is counted, then passed through (runtime or driver). */
-static void pc_note_register(size_t size, int unregister)
+static int pc_register(const struct pc_flavour *fl, void *p, size_t size, unsigned int flags)
 {
+    int r;
+
     pc_mark_used();
-    if (pc_state.mode == PC_MODE_OFF)
-        return;
-    if (unregister) {
-        PC_STAT_INC(unregister_calls);
-    } else {
+    if (pc_state.mode != PC_MODE_OFF) {
         PC_STAT_INC(register_calls);
         PC_STAT_ADD(register_bytes, size);
     }
+    r = fl->reg(p, size, flags);
+    if (r == 0)
+        pc_dontfork_add(p, size);
+    return r;
+}
+
+static int pc_unregister(const struct pc_flavour *fl, void *p)
+{
+    int r;
+
+    pc_mark_used();
+    if (pc_state.mode != PC_MODE_OFF)
+        PC_STAT_INC(unregister_calls);
+    pc_diag_probe_device();
+    r = fl->unreg(p);
+    if (r == 0)
+        pc_dontfork_remove(p);
+    return r;
 }
 
 cudaError_t pc_host_register(void *p, size_t size, unsigned int flags)
 {
-    cudaError_t r;
-
-    pc_note_register(size, 0);
-    r = PC_CALL_REAL(cudaHostRegister, p, size, flags);
-    if (r == cudaSuccess)
-        pc_dontfork_add(p, size);
-    return r;
+    return (cudaError_t)pc_register(&pc_rt, p, size, flags);
 }
 
 cudaError_t pc_host_unregister(void *p)
 {
-    cudaError_t r;
-
-    pc_note_register(0, 1);
-    pc_diag_probe_device();
-    r = PC_CALL_REAL(cudaHostUnregister, p);
-    if (r == cudaSuccess)
-        pc_dontfork_remove(p);
-    return r;
+    return (cudaError_t)pc_unregister(&pc_rt, p);
 }
 
 CUresult pc_drv_host_register(void *p, size_t size, unsigned int flags)
 {
-    CUresult r;
-
-    pc_note_register(size, 0);
-    r = PC_CALL_DRV(cuMemHostRegister_v2, p, size, flags);
-    if (r == CUDA_SUCCESS)
-        pc_dontfork_add(p, size);
-    return r;
+    return (CUresult)pc_register(&pc_drv, p, size, flags);
 }
 
 CUresult pc_drv_host_unregister(void *p)
 {
-    CUresult r;
-
-    pc_note_register(0, 1);
-    pc_diag_probe_device();
-    r = PC_CALL_DRV(cuMemHostUnregister, p);
-    if (r == CUDA_SUCCESS)
-        pc_dontfork_remove(p);
-    return r;
+    return (CUresult)pc_unregister(&pc_drv, p);
 }
 
 /* --- streams, devices, capture: keep the fences' view complete --- */

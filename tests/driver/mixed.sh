@@ -23,4 +23,25 @@ if jcheck_ok && report_ok "$SIM_TMP/mixed.json"; then
 else
 	tap_skip "report checks need tests/diag/jcheck (jansson)"
 fi
+
+# Observe mode counts a call the same whichever API it came through (issue
+# 15, D9: driver frees were not counted at all).  N pairs through the
+# runtime, then 1 + (N - 1) through the driver: the same counters.
+N=31
+if jcheck_ok; then
+	PINCACHE_MODE=observe PINCACHE_REPORT=$SIM_TMP/obs_rt.json \
+		tap_program "observe, runtime" shim "$DRV_BIN/mixed" $N 0
+	PINCACHE_MODE=observe PINCACHE_REPORT=$SIM_TMP/obs_drv.json \
+		tap_program "observe, driver" shim "$DRV_BIN/mixed" 1 $((N - 1))
+	for k in stats.alloc_calls stats.alloc_bytes stats.alloc_passthrough stats.real_alloc_calls \
+		stats.real_alloc_bytes stats.free_calls stats.free_passthrough stats.real_free_calls \
+		stats.predict_hits stats.predict_kept apis.cudaHostAlloc.calls apis.cudaHostAlloc.real_calls \
+		apis.cudaFreeHost.calls apis.cudaFreeHost.real_calls apis.cudaFreeHost.bytes; do
+		tap_eq "$(jget "$SIM_TMP/obs_drv.json" $k)" "$(jget "$SIM_TMP/obs_rt.json" $k)" \
+			"observe: $k through the driver as through the runtime"
+	done
+	tap_eq "$(jget "$SIM_TMP/obs_drv.json" stats.free_calls)" $N "observe: every free counted"
+else
+	tap_skip "observe checks need tests/diag/jcheck (jansson)"
+fi
 tap_done

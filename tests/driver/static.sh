@@ -29,4 +29,18 @@ if jcheck_ok && report_ok "$SIM_TMP/static.json"; then
 else
 	tap_skip "report checks need tests/diag/jcheck (jansson)"
 fi
+# Observe mode: the static cudart frees through the driver, and each free
+# counts, with the device waits it made (issue 15, D9; on the H200 such a
+# program reported "cudaFreeHost: 0 calls").  The program's own checks
+# expect the cache, so only the report is read.
+if jcheck_ok; then
+	PINCACHE_MODE=observe PINCACHE_REPORT=$SIM_TMP/observe.json \
+		run_prog shim "$DRV_BIN/drv_churn" >"$SIM_TMP/observe.out" 2>&1
+	j=$SIM_TMP/observe.json
+	tap_eq "$(jget "$j" stats.free_calls)" 150 "observe: every driver free counted"
+	tap_eq "$(jget "$j" stats.real_free_calls)" 150 "observe: ... as a real free"
+	w=$(jget "$j" stats.would_sync)
+	[ "${w:-0}" -gt 0 ]   # frees issued while the iteration's copies and kernels are queued
+	tap_check $? "observe: frees that waited for the device counted ($w)"
+fi
 tap_done

@@ -4,28 +4,62 @@
  * 4 MB block, which fits only if those idle blocks are really released: the
  * shim must trim and retry, and succeed without leaving an error behind.  A
  * 16 MB block can never fit: cudaErrorMemoryAllocation, with or without shim.
+ * Then, with the cache full again and an error pending (cudaSetDevice(99):
+ * 101), a 5 MB block that fits only once idle blocks are released must leave
+ * that 101 pending, as it does plainly: the shim's own failed attempt before
+ * trimming must not replace it with 2 (issue 15, D5).
  *
  *   oom plain | oom shim
- */
+ *
+ * Built with -DOOM_CUDART12 against tests/driver's libcudart.so.12 (whose
+ * driver, libcuda.so.1, is the simulated one with the same limit), the
+ * shim's first attempt can go through the driver (a context is current). */
+#include <dlfcn.h>
 #include <string.h>
 #include "sim.h"
 #include "../tap.h"
 
 #define MB (1u << 20)
 
-int main(int argc, char **argv)
+/* simCounters: the sim's own, or the one of the libcuda.so.1 double that
+ * libcudart.so.12 loaded. */
+static void counters(struct sim_counters *c)
 {
-	int shim = argc > 1 && !strcmp(argv[1], "shim");
-	void *blk[6] = { 0 }, *p = NULL, *q = NULL;
-	struct sim_counters c;
+#ifdef OOM_CUDART12
+	void (*fn)(struct sim_counters *) = NULL;
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	memset(c, 0, sizeof *c);
+	if (h)
+		*(void **)&fn = dlsym(h, "simCounters");
+	if (fn)
+		fn(c);
+#else
+	simCounters(c);
+#endif
+}
+
+/* Six 1 MB blocks allocated and freed: under the shim they stay cached. */
+static int fill(void)
+{
+	void *blk[6] = { 0 };
 	int errors = 0;
 
 	for (int i = 0; i < 6; i++)
 		errors += cudaHostAlloc(&blk[i], MB, 0) != cudaSuccess;
 	for (int i = 0; i < 6; i++)
 		errors += cudaFreeHost(blk[i]) != cudaSuccess;
-	is_int(errors, 0, "six 1 MB blocks allocated and freed");
-	simCounters(&c);
+	return errors;
+}
+
+int main(int argc, char **argv)
+{
+	int shim = argc > 1 && !strcmp(argv[1], "shim");
+	void *p = NULL, *q = NULL;
+	struct sim_counters c;
+
+	is_int(fill(), 0, "six 1 MB blocks allocated and freed");
+	counters(&c);
 	if (shim)
 		ok(c.live_pinned_bytes >= 6 * MB, "shim: the cache holds the freed blocks (%llu KB live in the sim)",
 		   c.live_pinned_bytes / 1024);
@@ -45,7 +79,21 @@ int main(int argc, char **argv)
 	is_int(cudaGetLastError(), cudaSuccess, "... and then cleared (not sticky)");
 	is_int(cudaMallocHost(&q, 16 * MB), cudaErrorMemoryAllocation, "cudaMallocHost too");
 	cudaGetLastError();
-	simCounters(&c);
+
+	/* D5: an error pending while the shim trims and retries. */
+	is_int(fill(), 0, "six 1 MB blocks allocated and freed again");
+	counters(&c);
+	if (shim)
+		ok(c.live_pinned_bytes + 5 * MB > 8 * MB, "shim: 5 MB fits only once idle blocks go (%llu KB live)",
+		   c.live_pinned_bytes / 1024);
+	is_int(cudaSetDevice(99), cudaErrorInvalidDevice, "cudaSetDevice(99): 101, left pending");
+	p = NULL;
+	is_int(cudaHostAlloc(&p, 5 * MB, 0), cudaSuccess, "a 5 MB block fits once idle blocks are released");
+	is_int(cudaPeekAtLastError(), cudaErrorInvalidDevice, "... and the pending 101 is still the last error");
+	is_int(cudaGetLastError(), cudaErrorInvalidDevice, "... returned by cudaGetLastError");
+	is_int(cudaFreeHost(p), cudaSuccess, "the 5 MB block frees");
+	is_int(cudaGetLastError(), cudaSuccess, "no error left");
+	counters(&c);
 	diag("sim: %llu allocation(s) refused for lack of memory", c.host_alloc_oom);
 	return done_testing();
 }

@@ -55,6 +55,12 @@ void simCounters(struct sim_counters *out);
  * in cudaLaunchHostFunc (0/cudaStreamLegacy, cudaStreamPerThread, a handle). */
 cudaError_t simLaunch(cudaStream_t stream, void (*fn)(void *), void *arg, unsigned delay_us);
 
+/* Launch a "kernel" that faults when it runs, as a __trap() (code 719,
+ * cudaErrorLaunchFailure) or a store through a bad pointer (700,
+ * cudaErrorIllegalAddress) does: from then on the current device's context
+ * is broken and every call that touches it returns code (README, "Errors"). */
+cudaError_t simLaunchFault(cudaStream_t stream, cudaError_t code);
+
 /* 1 when no operation is queued or running on any stream of any device. */
 int simDeviceIdle(void);
 

@@ -22,6 +22,8 @@ static pthread_rwlock_t sim_gate;
 
 static __thread cudaError_t tls_last_error;
 static __thread int tls_device;
+/* Per device: the sticky error a kernel fault left in its context, or 0. */
+static atomic_int sim_sticky[SIM_MAX_DEVICES];
 
 /* ---- configuration */
 
@@ -130,6 +132,27 @@ static uint64_t now_ns(void)
 
 cudaError_t sim_enter(void)
 {
+	cudaError_t e = sim_enter_host();
+
+	return e ? e : sim_sticky_error();
+}
+
+/* After a kernel fault every call that touches the context answers the
+ * sticky error and sets it as the last error again; cudaGetLastError
+ * returns it once, then 0 (measured on the H200, tests/sim/README.md). */
+cudaError_t sim_sticky_error(void)
+{
+	return (cudaError_t)atomic_load(&sim_sticky[tls_device]);
+}
+
+void sim_fault(int dev, cudaError_t code)
+{
+	if (dev >= 0 && dev < SIM_MAX_DEVICES)
+		atomic_store(&sim_sticky[dev], (int)code);
+}
+
+cudaError_t sim_enter_host(void)
+{
 	if (atomic_load(&sim_forked))
 		return cudaErrorInitializationError;
 	pthread_once(&sim_once, sim_start);
@@ -236,7 +259,7 @@ SIM_API cudaError_t cudaGetDeviceCount(int *count)
 
 SIM_API cudaError_t cudaGetDevice(int *device)
 {
-	cudaError_t e = sim_enter();
+	cudaError_t e = sim_enter_host();
 
 	if (e)
 		return sim_ret(e);
@@ -365,7 +388,7 @@ static CUresult sim_drv_ret(cudaError_t e, cudaError_t last)
 
 static CUresult sim_drv_ctx_get_current(CUcontext *pctx)
 {
-	cudaError_t last = tls_last_error, e = sim_enter();
+	cudaError_t last = tls_last_error, e = sim_enter_host();
 
 	if (e)
 		return sim_drv_ret(e, last);
@@ -382,6 +405,8 @@ static CUresult sim_drv_ctx_record_event(CUcontext ctx, CUevent ev)
 
 	if (c < sim_ctx_tokens || c >= sim_ctx_tokens + sim_cfg.devices)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (atomic_load(&sim_sticky[c - sim_ctx_tokens]))
+		return (CUresult)atomic_load(&sim_sticky[c - sim_ctx_tokens]);
 	return sim_drv_ret(sim_ctx_record_event((int)(c - sim_ctx_tokens), (cudaEvent_t)ev), last);
 }
 
@@ -392,6 +417,13 @@ static CUresult sim_drv_event_query(CUevent ev)
 	return sim_drv_ret(cudaEventQuery((cudaEvent_t)ev), last);
 }
 
+static CUresult sim_drv_stream_query(CUstream s)
+{
+	cudaError_t last = tls_last_error;
+
+	return sim_drv_ret(cudaStreamQuery((cudaStream_t)s), last);
+}
+
 SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
 						      unsigned long long flags,
 						      enum cudaDriverEntryPointQueryResult *driverStatus)
@@ -400,9 +432,10 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **
 		{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current },
 		{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },
 		{ "cuEventQuery", 2000, (void *)sim_drv_event_query },
+		{ "cuStreamQuery", 2000, (void *)sim_drv_stream_query },
 	};
 	enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
-	cudaError_t e = sim_enter();
+	cudaError_t e = sim_enter_host();   /* a lookup: assumed to need no context */
 
 	if (e)
 		return sim_ret(e);

@@ -46,9 +46,18 @@ extern pthread_cond_t sim_progress;   /* broadcast on every completed operation 
 extern struct sim_counters sim_ctr;   /* under sim_mu */
 
 /* Every API call begins with this: one-time start-up, the after-fork check,
- * then the gate (a call stalls while another thread is inside cudaFreeHost).
- * Returns cudaSuccess or cudaErrorInitializationError. */
+ * then the gate (a call stalls while another thread is inside cudaFreeHost),
+ * then the current device's sticky error (a kernel fault broke its context).
+ * Returns cudaSuccess, cudaErrorInitializationError or the sticky error. */
 cudaError_t sim_enter(void);
+/* The same without the sticky error: for the calls that read only host-side
+ * bookkeeping, which a broken context still answers (measured on the H200:
+ * cuCtxGetCurrent, cudaGetDevice, cudaPointerGetAttributes; README). */
+cudaError_t sim_enter_host(void);
+/* The sticky error of the current device's context, or cudaSuccess. */
+cudaError_t sim_sticky_error(void);
+/* A kernel on dev faulted with code: its context is broken for good. */
+void sim_fault(int dev, cudaError_t code);
 /* cudaFreeHost holds the gate closed for its whole duration. */
 void sim_gate_close(void);
 void sim_gate_open(void);

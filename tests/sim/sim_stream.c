@@ -555,6 +555,32 @@ SIM_API cudaError_t simLaunch(cudaStream_t stream, void (*fn)(void *), void *arg
 	return launch(stream, false, fn, arg, delay_us);
 }
 
+/* The faulting kernel: its device's context breaks when it runs. */
+struct sim_fault_arg { int dev; cudaError_t code; };
+
+static void fault_fn(void *arg)
+{
+	struct sim_fault_arg *f = arg;
+
+	sim_fault(f->dev, f->code);
+	free(f);
+}
+
+SIM_API cudaError_t simLaunchFault(cudaStream_t stream, cudaError_t code)
+{
+	struct sim_fault_arg *f = malloc(sizeof *f);
+	cudaError_t e;
+
+	if (!f)
+		return sim_ret(cudaErrorMemoryAllocation);
+	f->dev = sim_current_device();
+	f->code = code;
+	e = launch(stream, false, fault_fn, f, 0);
+	if (e)
+		free(f);
+	return e;
+}
+
 SIM_API int simDeviceIdle(void)
 {
 	int idle = 1;

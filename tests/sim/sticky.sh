@@ -1,0 +1,33 @@
+#!/bin/sh
+# sticky: after a kernel fault (719 as a __trap, 700 as an illegal address)
+# the sim answers as the H200 did (sticky.h200.txt, measured), and the shim
+# over the sim answers exactly as the sim alone does: a pinned allocation
+# the cache could serve gets the sticky error and a NULL pointer, not a
+# block (issue 15, D10).
+. "$top_srcdir/tests/sim/common.sh"
+
+body() {
+	grep -v '^[#+]' "$1"
+}
+
+both() {
+	run_prog "$1" "$SIM_BIN/sticky" 719 && run_prog "$1" "$SIM_BIN/sticky" 700
+}
+
+both plain >"$SIM_TMP/plain" 2>"$SIM_TMP/plain.err"
+tap_check $? "plain: sticky ran"
+body "$SIM_SRC/sticky.h200.txt" >"$SIM_TMP/h200"
+body "$SIM_TMP/plain" | diff -u "$SIM_TMP/h200" - >"$SIM_TMP/diff"
+tap_check $? "plain: the sim answers as the H200 did (sticky.h200.txt)"
+sed 's/^/# /' "$SIM_TMP/diff"
+
+if have_shim; then
+	both shim >"$SIM_TMP/shim" 2>"$SIM_TMP/shim.err"
+	tap_check $? "shim: sticky ran"
+	diff -u "$SIM_TMP/plain" "$SIM_TMP/shim" >"$SIM_TMP/diff"
+	tap_check $? "shim: every answer equals the sim's alone"
+	sed 's/^/# /' "$SIM_TMP/diff"
+else
+	tap_skip "shim: libpincache.so not built"
+fi
+tap_done
