@@ -348,7 +348,7 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 
 	if (t < 0 || t >= m->nthr)
 		return -1;
-	if (o->k != OP_PHASE && m->single >= 0 && t != m->single)
+	if (o->k != OP_PHASE && o->k != OP_END && m->single >= 0 && t != m->single)
 		return -1;
 	dev = m->th[t].dev;
 	if (m->capturing >= 0) {
@@ -666,6 +666,7 @@ struct gen {
 	/* Each thread's recently used buffers and stream: operations that
 	 * follow each other on the same data and stream find more bugs. */
 	int recent[MAXT][4], last_lane[MAXT];
+	size_t next_size; /* a freed block's size, asked for again soon */
 };
 
 static int g_push(struct gen *g, struct op o)
@@ -698,6 +699,11 @@ static size_t g_size(struct gen *g)
 {
 	size_t s;
 
+	if (g->next_size) {
+		s = g->next_size;
+		g->next_size = 0;
+		return s;
+	}
 	if (g->nsizes && rn(10) < 4)
 		return g->sizes[rn(g->nsizes)];
 	switch (rn(4)) {
@@ -714,7 +720,16 @@ static size_t g_size(struct gen *g)
 	return s;
 }
 
-/* A live buffer the thread may touch, matching mask (1 << mem), or -1. */
+/* A live buffer the thread may touch, matching mask (1 << mem), or -1.
+ * ANYDEV in mask: pinned memory of any device (a free may come from one). */
+#define ANYDEV 0x100u
+static int g_on_dev(struct gen *g, int b, int t, unsigned mask)
+{
+	if ((mask & ANYDEV) && g->m.buf[b].mem == MEM_PINNED)
+		return 1;
+	return m_buf_on_dev(&g->m, b, g->m.th[t].dev);
+}
+
 static int g_buf(struct gen *g, int t, unsigned mask)
 {
 	int cand[MAXB], n = 0;
@@ -723,13 +738,13 @@ static int g_buf(struct gen *g, int t, unsigned mask)
 		int b = g->recent[t][rn(4)];
 		struct mbuf *B = &g->m.buf[b];
 		if (B->live && (mask & (1u << B->mem)) && (B->claim_ph != g->m.phase || B->claim_t == t) &&
-		    m_buf_on_dev(&g->m, b, g->m.th[t].dev))
+		    g_on_dev(g, b, t, mask))
 			return b;
 	}
 	for (int b = 0; b < g->m.nbuf; b++) {
 		struct mbuf *B = &g->m.buf[b];
 		if (B->live && (mask & (1u << B->mem)) && (B->claim_ph != g->m.phase || B->claim_t == t) &&
-		    m_buf_on_dev(&g->m, b, g->m.th[t].dev))
+		    g_on_dev(g, b, t, mask))
 			cand[n++] = b;
 	}
 	return n ? cand[rn(n)] : -1;
@@ -884,11 +899,12 @@ static void g_step(struct gen *g, int t)
 		return;
 	}
 	if (r < 17) { /* free, with the pending work still running (the runtime waits) */
-		if ((b = g_buf(g, t, 7)) < 0)
+		if ((b = g_buf(g, t, 7 | ANYDEV)) < 0)
 			return;
 		if (rn(3) == 0)
 			g_emit(g, (struct op){ .k = OP_CHECK, .t = t, .a = b });
-		g_emit(g, (struct op){ .k = OP_FREE, .t = t, .a = b });
+		if (g_emit(g, (struct op){ .k = OP_FREE, .t = t, .a = b }) == 0 && rn(2))
+			g->next_size = m->buf[b].size;
 		return;
 	}
 	if (r < 19) {
@@ -962,7 +978,21 @@ static void g_step(struct gen *g, int t)
 			o.b = -1;
 		o.c = g_lane(g, t, &o.e);
 		g_range(g, b, o.b, &o, KMAX);
-		g_emit(g, o);
+		if (g_emit(g, o) == 0 && rn(2)) {
+			/* A consumer right behind the producer: a copy of what the
+			 * host function writes, synchronous or not. */
+			int d = g_buf(g, t, 1u << MEM_DEVICE);
+			struct op c = { .k = OP_COPY, .t = t, .a = d, .b = b, .d = (int)rn(2), .c = o.c, .e = o.e };
+			if (d < 0)
+				return;
+			if (!c.d)
+				c.e = g->m.lane[o.c].kind == LK_PTDS;
+			c.len = o.len;
+			c.o2 = o.o1;
+			if (c.len > g->m.buf[d].size)
+				c.len = g->m.buf[d].size;
+			g_emit(g, c);
+		}
 		return;
 	}
 	if (r < 76) {
@@ -1003,7 +1033,7 @@ static void g_step(struct gen *g, int t)
 			g_push(g, (struct op){ .k = OP_CBEGIN, .t = t, .c = L, .b = (int)rn(3), .e = e });
 		return;
 	}
-	if (m->single == t && rn(3) == 0) {
+	if (m->single == t && (m->ndev > 1 || rn(3) == 0)) {
 		/* Device reset: first wait for whatever still uses the device's
 		 * memory (on any device), and read what the device's buffers hold. */
 		if (g_push(g, (struct op){ .k = OP_DSYNC, .t = t }))
@@ -1487,9 +1517,12 @@ static void x_end(int upto)
 		struct xbuf *B = &X.buf[b];
 		if (B->gone == 1 || !B->p || (B->mem != MEM_PAGEABLE && !X.m.buf[b].live && !B->gone))
 			continue; /* freed, or its device reset */
-		if (B->mem == MEM_PINNED)
+		/* Each on its own device: a free from another device is a case
+		 * the generated programs cover (and found a divergence). */
+		if (B->mem == MEM_PINNED) {
+			cudaSetDevice(X.m.buf[b].dev);
 			cudaFreeHost(B->p);
-		else if (B->mem == MEM_DEVICE) {
+		} else if (B->mem == MEM_DEVICE) {
 			cudaSetDevice(X.m.buf[b].dev);
 			cudaFree(B->p);
 		} else

@@ -2,13 +2,14 @@
 # fuzz.sh - the differential fuzzer against the simulated device: a fixed
 # set of seeds, plainly and under pincache in every mode, with one and with
 # two devices, and the saved cases in tests/fuzz/cases (tests/fuzz/README.md).
-#   PINCACHE_FUZZ_SEEDS=N   seeds per device count (default 12)
+#   PINCACHE_FUZZ_SEEDS=N   seeds per device count (default 12; 4 under TSan)
 #   PINCACHE_FUZZ_FIRST=S   the first seed (default 1)
+# Host functions last 1 ms (SIM_HOSTFN_US): a copy queued behind one must
+# wait for it, and a copy that does not is seen.
 . "$top_srcdir/tests/sim/common.sh"
 FUZZ=$top_builddir/tests/fuzz/fuzz
-n=${PINCACHE_FUZZ_SEEDS:-12}
-first=${PINCACHE_FUZZ_FIRST:-1}
-last=$((first + n - 1))
+SIM_HOSTFN_US=${SIM_HOSTFN_US:-1000}
+export SIM_HOSTFN_US
 
 if ! have_shim; then
 	echo "1..0 # SKIP libpincache.so not built"
@@ -17,6 +18,9 @@ fi
 pre=$PINCACHE_LIB
 rt=$(san_runtime "$FUZZ")
 [ -n "$rt" ] && pre="$rt $pre"
+case $rt in *tsan*) n=${PINCACHE_FUZZ_SEEDS:-4} ;; *) n=${PINCACHE_FUZZ_SEEDS:-12} ;; esac
+first=${PINCACHE_FUZZ_FIRST:-1}
+last=$((first + n - 1))
 
 # Every seed's program, and every saved case, must be one the model accepts.
 "$FUZZ" --dump "$first:$last" >"$SIM_TMP/all.case" 2>"$SIM_TMP/err"
@@ -43,6 +47,10 @@ for c in "$top_srcdir"/tests/fuzz/cases/*.case; do
 	assign=$(sed -n 's/^# mode: //p' "$c")
 	devs=$(sed -n 's/^devices //p' "$c")
 	h0=$(SIM_DEVICES=$devs run_prog plain "$FUZZ" --replay "$c" 2>&1)
+	case $h0 in
+	"replay hash "*) ;;
+	*) tap_check 1 "case $name runs plainly: $h0"; continue ;;
+	esac
 	ok=0
 	for try in 1 2 3; do
 		# shellcheck disable=SC2086
