@@ -899,7 +899,13 @@ static void g_step(struct gen *g, int t)
 		return;
 	}
 	if (r < 17) { /* free, with the pending work still running (the runtime waits) */
-		if ((b = g_buf(g, t, 7 | ANYDEV)) < 0)
+		/* Often a buffer another thread used last (a hand-over across a
+		 * phase barrier, maybe from another device). */
+		int u = (int)rn(m->nthr), c = g->recent[u][rn(4)];
+		if (u != t && c < m->nbuf && m->buf[c].live && m->buf[c].mem == MEM_PINNED &&
+		    (m->buf[c].claim_ph != m->phase || m->buf[c].claim_t == t) && rn(2))
+			b = c;
+		else if ((b = g_buf(g, t, 7 | ANYDEV)) < 0)
 			return;
 		if (rn(3) == 0)
 			g_emit(g, (struct op){ .k = OP_CHECK, .t = t, .a = b });
@@ -961,6 +967,8 @@ static void g_step(struct gen *g, int t)
 		if ((b = g_buf(g, t, 1u << MEM_PINNED | 1u << MEM_DEVICE)) < 0 || !m_zero_copy(m, b, dev))
 			return;
 		o.k = OP_KERNEL, o.a = b, o.key = (unsigned)rnd(), o.delay = rn(4) ? rn(3000) : 0;
+		if (rn(10) == 0)
+			o.delay = 10000 + rn(10000); /* a long one: wide race windows */
 		o.b = g_buf(g, t, 1u << MEM_PINNED | 1u << MEM_DEVICE);
 		if (o.b == b || (o.b >= 0 && !m_zero_copy(m, o.b, dev)) || rn(4) == 0)
 			o.b = -1;

@@ -23,10 +23,13 @@ lib=$build/src/.libs/libpincache.so
 out=$build/tests/fuzz
 mkdir -p "$out"
 fz=$out/fuzz-gpu
-cmd=("$PC_NVCC" -O2 -cudart shared -arch="${PC_ARCH:-sm_90}" -Xcompiler -pthread "${PC_RPATH[@]}"
-     -I"$srcdir/tests" -o "$fz" "$srcdir/tests/fuzz/backend_gpu.cu" -x c "$srcdir/tests/fuzz/fuzz.c")
-echo "# ${cmd[*]}"
-"${cmd[@]}" >"$out/build.log" 2>&1 || { echo "Bail out! build failed"; cat "$out/build.log"; exit 1; }
+nv=("$PC_NVCC" -O2 -cudart shared -arch="${PC_ARCH:-sm_90}" -Xcompiler -pthread -I"$srcdir/tests")
+{
+	"${nv[@]}" -c -o "$out/backend_gpu.o" "$srcdir/tests/fuzz/backend_gpu.cu" &&
+	"${nv[@]}" -x c -c -o "$out/fuzz.o" "$srcdir/tests/fuzz/fuzz.c" &&
+	"${nv[@]}" "${PC_RPATH[@]}" -o "$fz" "$out/fuzz.o" "$out/backend_gpu.o"
+} >"$out/build.log" 2>&1 || { echo "Bail out! build failed"; cat "$out/build.log"; exit 1; }
+echo "# built $fz with ${nv[*]}"
 "$fz" --dump 0 >/dev/null 2>&1
 if [ $? -eq 77 ] || ! "$fz" 0 >/dev/null 2>&1; then
 	echo "1..0 # SKIP no CUDA device"
