@@ -2,7 +2,7 @@
 # fuzz.sh - the differential fuzzer against the simulated device: a fixed
 # set of seeds, plainly and under pincache in every mode, with one and with
 # two devices, and the saved cases in tests/fuzz/cases (tests/fuzz/README.md).
-#   PINCACHE_FUZZ_SEEDS=N   seeds per device count (default 12; 4 under TSan)
+#   PINCACHE_FUZZ_SEEDS=N   seeds per device count (default 36; 4 under TSan)
 #   PINCACHE_FUZZ_FIRST=S   the first seed (default 1)
 # Host functions last 1 ms (SIM_HOSTFN_US): a copy queued behind one must
 # wait for it, and a copy that does not is seen.
@@ -18,7 +18,7 @@ fi
 pre=$PINCACHE_LIB
 rt=$(san_runtime "$FUZZ")
 [ -n "$rt" ] && pre="$rt $pre"
-case $rt in *tsan*) n=${PINCACHE_FUZZ_SEEDS:-4} ;; *) n=${PINCACHE_FUZZ_SEEDS:-12} ;; esac
+case $rt in *tsan*) n=${PINCACHE_FUZZ_SEEDS:-4} ;; *) n=${PINCACHE_FUZZ_SEEDS:-36} ;; esac
 first=${PINCACHE_FUZZ_FIRST:-1}
 last=$((first + n - 1))
 
