@@ -86,7 +86,7 @@ n=0 shrunk=0 bad=0
 differ() {
 	awk 'NR == FNR { if ($1 == "seed") h[$2] = $4; next }
 	     $1 == "seed" { seen[$2] = 1; if (h[$2] != $4) print $2 }
-	     $1 == "exit" { crashed = 1 }
+	     $1 == "exit" { print "exit-status-" $2 }
 	     END { for (s in h) if (!(s in seen)) print s }' "$tmp/mode.0" "$1" | sort -n | tr '\n' ' '
 }
 m=1
@@ -95,6 +95,9 @@ while [ $m -lt "$nmodes" ]; do
 	assign=$(sed -n "$((m + 1))p" "$FUZZ_MODES_FILE" | cut -d'|' -f2)
 	n=$((n + 1))
 	d=$(differ "$tmp/mode.$m")
+	# A plain run that failed (a crash, a hang, a sanitizer report) fails its mode too.
+	grep -q '^exit ' "$tmp/mode.0" && d="$d plain-exit-status-$(sed -n 's/^exit //p' "$tmp/mode.0" | head -1)"
+	d=$(echo $d)
 	total=$((last - first + 1))
 	if [ -z "$d" ]; then
 		echo "ok $n - $name: $total seeds, transcripts identical to plain"
@@ -103,9 +106,9 @@ while [ $m -lt "$nmodes" ]; do
 		cnt=$(echo "$d" | wc -w)
 		echo "not ok $n - $name: $cnt of $total seeds diverge from plain: $d"
 		sed 's/^/# /' "$tmp"/out.$m.*.err 2>/dev/null | head -20
-		if [ "$shrunk" -lt "$FUZZ_SHRINK" ] && [ "$m" -ge 2 ]; then
+		s=$(echo "$d" | tr ' ' '\n' | grep -E '^[0-9]+$' | head -1)
+		if [ "$shrunk" -lt "$FUZZ_SHRINK" ] && [ "$m" -ge 2 ] && [ -n "$s" ]; then
 			shrunk=$((shrunk + 1))
-			s=${d%% *}
 			# Alone if it diverges alone, else after the seeds its process ran before it.
 			c0=$(( first + (s - first) / FUZZ_CHUNK * FUZZ_CHUNK ))
 			for from in $s $c0; do
