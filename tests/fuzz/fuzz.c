@@ -193,7 +193,11 @@ static int acc_done(const struct model *m, int t, const struct macc *a)
 /* The clock an op enqueued on lane L by thread t will carry: its lane's
  * predecessors, and the legacy stream's implicit synchronization with the
  * blocking streams (the ones this thread used: only those it knows were
- * enqueued before). */
+ * enqueued before).  Measured on the H200 (/work/facts/h200-order.md): a
+ * legacy cudaMemcpy waits for the per-thread and blocking streams' earlier
+ * work, but cudaMemcpy_ptds does not wait for the legacy stream's (a small
+ * one reads its source at once): the per-thread stream gets no credit for
+ * legacy work here. */
 static vc_t lane_next(const struct model *m, int L)
 {
 	const struct mlane *l = &m->lane[L];
@@ -206,7 +210,7 @@ static vc_t lane_next(const struct model *m, int L)
 			    o->kind != LK_LEGACY)
 				vc_join(&v, &o->vc);
 		}
-	} else if (!l->nb) {
+	} else if (!l->nb && l->kind == LK_CREATED) {
 		vc_join(&v, &m->lane[lane_fixed(LK_LEGACY, l->dev, l->thr)].vc);
 	}
 	v.c[L] = l->seq + 1;
