@@ -88,6 +88,7 @@ int main(int argc, char **argv)
     r = cudaFreeHost(blk2);
     l1 = cudaGetLastError();
     check(r == code && l1 == code, "free", "cudaFreeHost of a live block after the fault: the sticky code, and the last error");
+    free(m);   /* the refused cudaFreeHost left it allocated */
     printf("RESULT gpu_sticky %s failures=%d\n", trap ? "trap" : "addr", nfail);
     return nfail ? 1 : 0;
 }

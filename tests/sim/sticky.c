@@ -49,5 +49,6 @@ int main(int argc, char **argv)
 		usleep(1000);
 
 	sticky_calls(code == cudaErrorLaunchFailure, blk, small[0], m, dev);
+	free(m);   /* the refused cudaFreeHost left it allocated */
 	return 0;
 }

@@ -16,6 +16,7 @@ both() {
 
 both plain >"$SIM_TMP/plain" 2>"$SIM_TMP/plain.err"
 tap_check $? "plain: sticky ran"
+sed 's/^/# stderr: /' "$SIM_TMP/plain.err" | head -n 20
 body "$SIM_SRC/sticky.h200.txt" >"$SIM_TMP/h200"
 body "$SIM_TMP/plain" | diff -u "$SIM_TMP/h200" - >"$SIM_TMP/diff"
 tap_check $? "plain: the sim answers as the H200 did (sticky.h200.txt)"
@@ -24,6 +25,7 @@ sed 's/^/# /' "$SIM_TMP/diff"
 if have_shim; then
 	both shim >"$SIM_TMP/shim" 2>"$SIM_TMP/shim.err"
 	tap_check $? "shim: sticky ran"
+	sed 's/^/# stderr: /' "$SIM_TMP/shim.err" | grep -v 'pincache\[' | head -n 20
 	diff -u "$SIM_TMP/plain" "$SIM_TMP/shim" >"$SIM_TMP/diff"
 	tap_check $? "shim: every answer equals the sim's alone"
 	sed 's/^/# /' "$SIM_TMP/diff"
