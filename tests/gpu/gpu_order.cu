@@ -225,6 +225,36 @@ static void hang(void)
     free(s2src);
 }
 
+/* What pincache's wait before a sync pageable H2D costs when there is
+ * nothing to wait for: an event recorded on the idle legacy stream and
+ * synchronized (cudaMemcpy), the idle per-thread stream synchronized and the
+ * legacy stream queried (cudaMemcpy_ptds). */
+static void wait_cost(void)
+{
+    enum { N = 20000 };
+    cudaEvent_t ev;
+    uint64_t t0;
+    double ev_us, pt_us;
+
+    CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    CK(cudaDeviceSynchronize());
+    t0 = host_ns();
+    for (int i = 0; i < N; i++) {
+        CK(cudaEventRecord(ev, cudaStreamLegacy));
+        CK(cudaEventSynchronize(ev));
+    }
+    ev_us = ms_since(t0) * 1e3 / N;
+    t0 = host_ns();
+    for (int i = 0; i < N; i++) {
+        CK(cudaStreamSynchronize(cudaStreamPerThread));
+        CK(cudaStreamQuery(cudaStreamLegacy));
+    }
+    pt_us = ms_since(t0) * 1e3 / N;
+    gpu_line("INFO", "waitcost", "idle legacy event record+sync %.3f us; idle per-thread sync + legacy query %.3f us",
+             ev_us, pt_us);
+    CK(cudaEventDestroy(ev));
+}
+
 int main(int argc, char **argv)
 {
     int ndev = 0;
@@ -241,6 +271,7 @@ int main(int argc, char **argv)
     qs[Q_PER_THREAD] = cudaStreamPerThread;
     CK(cudaStreamCreate(&qs[Q_BLOCKING]));
     CK(cudaStreamCreateWithFlags(&qs[Q_NONBLOCKING], cudaStreamNonBlocking));
+    wait_cost();
     order();
     span();
     hang();
