@@ -68,7 +68,7 @@ echo "# device: $(grep -m1 '^devices=' "$logdir/probe.log"), arch $PC_ARCH, nvcc
 echo "# shim: $lib"
 
 # ---- build (in parallel)
-progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky)
+progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky gpu_order)
 declare -A built=()
 pids=()
 for p in "${progs[@]}"; do
@@ -275,6 +275,11 @@ for mode in plain shim; do
 done
 for mode in plain shim; do
     checks gpu_stall "$mode"
+done
+# pageable-copy ordering (pincache(7) PAGEABLE COPIES): the runtime's rows
+# plainly, the same bytes under the shim
+for mode in plain shim; do
+    checks gpu_order "$mode"
 done
 
 # ---- 5. graph captures: a pinned free or allocation during a capture (runtime

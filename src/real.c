@@ -217,6 +217,19 @@ void *pc_real_resolve(int major, int idx)
     return f;
 }
 
+void *pc_real_drv_entry(void *from_libcuda, const char *sym, unsigned int ver)
+{
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+    void *f = NULL;
+
+    if (from_libcuda)
+        return from_libcuda;
+    if (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, sym, &f, ver, cudaEnableDefault, &st) != cudaSuccess ||
+        st != cudaDriverEntryPointSuccess)
+        return NULL;
+    return f;
+}
+
 const char *pc_real_source(void)
 {
     return pc_libs[0].path[0] ? pc_libs[0].path : NULL;

@@ -60,6 +60,12 @@ PC_NO_SAN int pc_is_self(void *addr);
  * RTLD_LOCAL; 1 when found (path may be NULL). */
 int pc_loaded_path(const char *prefix, char *path, size_t n);
 
+/* A driver entry point from the loaded libcuda (name, e.g. a REAL_DRV
+ * entry), or else through the runtime's cudaGetDriverEntryPointByVersion
+ * (sym, since CUDA version ver; the simulated device has no libcuda).  NULL
+ * when neither has it. */
+void *pc_real_drv_entry(void *from_libcuda, const char *sym, unsigned int ver);
+
 /* Name of the object the runtime was resolved from (for the report), or NULL. */
 const char *pc_real_source(void);
 

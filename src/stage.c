@@ -7,11 +7,14 @@
  * event recorded after its DMA, and is written (H2D) or read (D2H) again only
  * once that event has completed.
  *
- * Semantics kept (CUDA "API synchronization behavior"):
+ * Semantics kept (CUDA "API synchronization behavior", and the H200's
+ * pageable-copy ordering: see "The runtime's pageable-copy ordering" below):
  *  - async H2D returns once the whole source is in the ring, so the caller may
  *    overwrite it; the DMAs run in the stream's order;
  *  - cudaMemcpy runs on the legacy default stream (cudaMemcpy_ptds on the
- *    per-thread one) and returns when the copy is complete;
+ *    per-thread one), reads its source after the work the runtime waits for
+ *    first, and returns once the source is staged (the DMA done too, unless
+ *    other work holds it);
  *  - D2H, sync or async, returns when the data is in the destination;
  *  - the copy returns the first failing DMA's error; an internal failure
  *    (event, ring) hands the rest of the copy to the runtime.
@@ -44,6 +47,8 @@ struct pc_slot {
     char *buf;               /* chunk bytes of pinned memory */
     cudaEvent_t ev;          /* recorded after the last DMA that used buf */
     int pending;             /* ev recorded and not yet seen complete */
+    cudaStream_t on;         /* the stream of that DMA (resolved: never 0) */
+    pthread_t by;            /* the thread that queued it (per-thread streams) */
 };
 
 struct pc_ring {             /* one per device: events belong to a device */
@@ -89,10 +94,8 @@ struct pc_plan {
     size_t n;
     int devno;               /* device of dev */
     cudaStream_t h;          /* explicit stream: 0 resolved to legacy or per-thread */
+    int legacy_idle;         /* cudaMemcpy_ptds: the legacy stream had no work when it was read */
 };
-
-enum { PC_SKIP, PC_DRIVER, PC_STAGE };
-enum { PC_MEM_PAGEABLE, PC_MEM_DEVICE, PC_MEM_OTHER };
 
 /* The program had no error pending when we started (checked), so any error
  * our own queries leave behind is ours to clear: its last-error state must
@@ -101,6 +104,67 @@ static void pc_clear_own_error(void)
 {
     PC_CALL_REAL(cudaGetLastError);
 }
+
+/* ==== The runtime's pageable-copy ordering, as measured on the H200
+ * (pincache(7) PAGEABLE COPIES; tests/gpu/gpu_order.cu asserts it).  Every
+ * choice staging makes about when it reads a source and what it may wait
+ * for is made in these functions.
+ *
+ *   - cudaMemcpy H2D first waits for the legacy stream's earlier work, which
+ *     includes every blocking and per-thread stream's, host functions
+ *     included (the device gets a host function's bytes); not for
+ *     non-blocking streams.
+ *   - cudaMemcpy_ptds H2D first waits for the per-thread stream's own
+ *     earlier work only: behind legacy work, 64 KiB returned at once.
+ *   - cudaMemcpyAsync H2D reads the source at the call, through a 2 MiB
+ *     staging buffer: 64 KiB returned at once; 16 MiB read its first 2 MiB
+ *     at the call and held the host until the work ahead was done (101.8 ms
+ *     behind a 100 ms kernel), reading the rest as the DMA drained.  Staging
+ *     reads it all at the call (within what the runtime leaves undefined),
+ *     and returns at once: 0.4 ms for that 16 MiB copy.
+ *   - D2H into pageable memory returns when the data is there.
+ * ==== */
+#define PC_RT_STAGING_BYTES ((size_t)2 << 20)
+
+/* Must the copy wait for earlier work before its source is read?  Sync
+ * H2D only (legacy or per-thread semantics: pc_order_wait). */
+static int pc_rt_reads_after_stream(const struct pc_plan *p)
+{
+    return p->h2d && p->sync;
+}
+
+/* Does the runtime hold the calling thread for the work queued ahead of the
+ * copy on its own stream, once it has read `read` bytes of the source?
+ * Staging may block on a ring slot whose DMA went to that stream only then
+ * (waiting for part of that same work); a slot busy on any other stream is
+ * only asked about, and the rest of the copy left to the runtime meanwhile:
+ * that DMA may be held by work waiting for this very thread.  D2H and
+ * cudaMemcpy: yes (cudaMemcpy's stream work is done by then anyway).  An
+ * async H2D, or a cudaMemcpy_ptds behind legacy work: only once the runtime's
+ * staging buffer is full (16 MiB held after its first 2 MiB, 64 KiB did not
+ * hold; a copy that fits 2 MiB is taken to be read at once, as the 64 KiB
+ * one), so that the first 2 MiB are always read at the call, as there. */
+static int pc_rt_holds_for_stream(const struct pc_plan *p, size_t read)
+{
+    if (!p->h2d || (p->h == cudaStreamLegacy && p->sync))
+        return 1;
+    return p->n > PC_RT_STAGING_BYTES && read >= PC_RT_STAGING_BYTES;
+}
+
+/* Does a staged sync H2D return only once its DMA is done?  The runtime
+ * returns once the source is staged; its last DMA is then under way.
+ * cudaMemcpy: its stream was idle (pc_order_wait), so waiting for the DMA
+ * costs the DMA alone.  cudaMemcpy_ptds: only when nothing held the DMA
+ * behind the legacy stream (pc_order_wait asked), so that a copy the
+ * runtime returns from at once (64 KiB behind legacy work) never waits for
+ * that work. */
+static int pc_rt_sync_h2d_waits_dma(const struct pc_plan *p)
+{
+    return p->h == cudaStreamLegacy || p->legacy_idle;
+}
+
+enum { PC_SKIP, PC_DRIVER, PC_STAGE };
+enum { PC_MEM_PAGEABLE, PC_MEM_DEVICE, PC_MEM_OTHER };
 
 /* --- which copies are staged --- */
 
@@ -156,13 +220,40 @@ static int pc_host_mapped(const void *p, size_t n)
     return 1;
 }
 
+/* Does [d, d+n) lie in one device allocation?  Two cudaMalloc'd
+ * neighbours: the runtime rejects a copy across the seam (1, invalid
+ * value); two VMM allocations mapped back to back: it copies across (H200).
+ * Either way the copy is the runtime's, so staging takes only a range that
+ * cuMemGetAddressRange puts in one allocation; without that call, none. */
+typedef CUresult (*pc_addr_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
+
+static int pc_one_allocation(const char *d, size_t n)
+{
+    static void *entry;
+    static int resolved;     /* entry is final once set (racing resolvers agree) */
+    pc_addr_range_fn fn;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+
+    if (!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)) {
+        void *f = pc_real_drv_entry((void *)PC_REAL(cuMemGetAddressRange_v2), "cuMemGetAddressRange", 3020);
+        pc_clear_own_error();
+        __atomic_store_n(&entry, f, __ATOMIC_RELAXED);
+        __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+    }
+    fn = (pc_addr_range_fn)__atomic_load_n(&entry, __ATOMIC_RELAXED);
+    if (!fn || fn(&base, &size, (CUdeviceptr)(uintptr_t)d) != CUDA_SUCCESS)
+        return 0;
+    return (uintptr_t)d >= base && (uintptr_t)d - base <= size && n <= size - ((uintptr_t)d - base);
+}
+
 /* Fill p's direction and sides.  PC_SKIP: not a pageable host/device copy;
  * PC_DRIVER: pageable, but the device side is not plainly one device
  * allocation covering the whole range (let the runtime judge it). */
 static int pc_classify(struct pc_plan *p, void *dst, const void *src, size_t n,
                        enum cudaMemcpyKind kind)
 {
-    int sdev = -1, ddev = -1, dev = -1, last = -1;
+    int sdev = -1, ddev = -1, dev = -1;
     char *d;
 
     if (kind == cudaMemcpyHostToDevice) {
@@ -189,10 +280,9 @@ static int pc_classify(struct pc_plan *p, void *dst, const void *src, size_t n,
     if (!pc_host_mapped(p->host, n))
         return PC_DRIVER;
     d = p->dev;
-    /* Both ends on the same device: a copy that runs past its allocation is
-     * the runtime's to reject, before any byte moves. */
-    if (pc_mem_type(d, &dev) != PC_MEM_DEVICE || pc_mem_type(d + n - 1, &last) != PC_MEM_DEVICE ||
-        dev != last)
+    /* One device allocation: a copy that runs past it is the runtime's to
+     * reject (or to do), before any byte moves. */
+    if (pc_mem_type(d, &dev) != PC_MEM_DEVICE || !pc_one_allocation(d, n))
         return PC_DRIVER;
     p->devno = dev;
     return PC_STAGE;
@@ -235,6 +325,122 @@ static int pc_stream_ok(struct pc_plan *p, cudaStream_t stream, enum pc_copy_how
         return 0;            /* bad handle: the runtime gives the error */
     }
     return cur >= 0 && cur < PC_STAGE_MAX_DEV && sdev == cur && p->devno == cur;
+}
+
+/* --- reading after the stream's earlier work (pc_rt_reads_after_stream) ---
+ *
+ * cudaMemcpy: an event recorded on the legacy stream completes after every
+ * blocking and per-thread stream's earlier work, not non-blocking ones'
+ * (measured), as the copy itself waits.  cudaMemcpy_ptds: the per-thread
+ * stream's own queue.  The wait happens before S.lock is taken: no other
+ * thread's copy ever waits behind the program's GPU work.  Events are
+ * pooled per device; O.lock guards the lists only and is never held across
+ * a CUDA call. */
+struct pc_oev {
+    cudaEvent_t ev;
+    unsigned gen;            /* O.gen[dev] when made: a device reset kills it */
+    int dev;
+    struct pc_oev *next;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    struct pc_oev *idle[PC_STAGE_MAX_DEV];
+    unsigned gen[PC_STAGE_MAX_DEV];
+} O = { PTHREAD_MUTEX_INITIALIZER, { NULL }, { 0 } };
+
+/* An idle event of dev (the current device), or a new one; NULL: none. */
+static struct pc_oev *pc_oev_get(int dev)
+{
+    struct pc_oev *e;
+    unsigned gen;
+
+    pthread_mutex_lock(&O.lock);
+    e = O.idle[dev];
+    if (e)
+        O.idle[dev] = e->next;
+    gen = O.gen[dev];
+    pthread_mutex_unlock(&O.lock);
+    if (e)
+        return e;
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    if (PC_CALL_REAL(cudaEventCreateWithFlags, &e->ev, cudaEventDisableTiming) != cudaSuccess) {
+        pc_clear_own_error();
+        free(e);
+        return NULL;
+    }
+    e->gen = gen;
+    e->dev = dev;
+    return e;
+}
+
+/* Back to the pool; an event older than a device reset is dropped without a
+ * CUDA call (it died with its context). */
+static void pc_oev_put(struct pc_oev *e)
+{
+    pthread_mutex_lock(&O.lock);
+    if (e->gen == O.gen[e->dev]) {
+        e->next = O.idle[e->dev];
+        O.idle[e->dev] = e;
+        e = NULL;
+    }
+    pthread_mutex_unlock(&O.lock);
+    free(e);
+}
+
+/* Forget dev's events, without CUDA calls (O.lock held or a fork child); dev < 0: every device's. */
+static void pc_oev_forget_locked(int dev)
+{
+    for (int d = 0; d < PC_STAGE_MAX_DEV; d++) {
+        if (dev >= 0 && d != dev)
+            continue;
+        while (O.idle[d]) {
+            struct pc_oev *e = O.idle[d];
+            O.idle[d] = e->next;
+            free(e);
+        }
+        O.gen[d]++;
+    }
+}
+
+/* Wait until the work the runtime reads p's source after is done: for
+ * cudaMemcpy an event on the legacy stream, for cudaMemcpy_ptds the
+ * per-thread stream's own queue (not the legacy work it is ordered after).
+ * 0: done; -1: it failed (the runtime takes the copy; the program had no
+ * error pending, so any error left here is ours). */
+static int pc_order_wait(struct pc_plan *p)
+{
+    uint64_t t0 = pc_now_ns();
+    struct pc_oev *e = NULL;
+    cudaError_t err;
+
+    if (p->h == cudaStreamPerThread) {
+        err = PC_CALL_REAL(cudaStreamSynchronize, cudaStreamPerThread);
+        if (err == cudaSuccess) {
+            /* Counts every blocking stream's work too (measured). */
+            p->legacy_idle = PC_CALL_REAL(cudaStreamQuery, cudaStreamLegacy) == cudaSuccess;
+            if (!p->legacy_idle)
+                pc_clear_own_error();
+        }
+    } else {
+        e = pc_oev_get(p->devno);
+        if (!e)
+            return -1;
+        err = PC_CALL_REAL(cudaEventRecord, e->ev, p->h);
+        if (err == cudaSuccess)
+            err = PC_CALL_REAL(cudaEventSynchronize, e->ev);
+    }
+    PC_STAT_ADD(stage_wait_ns, pc_now_ns() - t0);
+    if (err != cudaSuccess) {
+        pc_clear_own_error();
+        free(e);             /* its state is unknown: never used again */
+        return -1;
+    }
+    if (e)
+        pc_oev_put(e);
+    return 0;
 }
 
 /* --- the ring (S.lock held) --- */
@@ -339,10 +545,25 @@ static void pc_ring_break(struct pc_ring *r, const char *what, cudaError_t err)
                 what, (int)err);
 }
 
-/* 1: slot s is free (its last DMA is done), 0: not yet, -1: *err says why
- * not.  block: wait for it (the caller has nothing else to do). */
-static int pc_slot_free(struct pc_slot *s, int block, cudaError_t *err)
+/* Was slot s's pending DMA queued on p's stream (the same per-thread
+ * stream: by this thread)? */
+static int pc_slot_ours(const struct pc_plan *p, const struct pc_slot *s)
 {
+    return s->on == p->h && (p->h != cudaStreamPerThread || pthread_equal(s->by, pthread_self()));
+}
+
+/* 1: slot s is free (its last DMA is done), 0: not yet, -1: *err says why
+ * not, PC_SLOT_ELSEWHERE: busy, and the copy may not wait for it (the rest
+ * of the copy goes to the runtime).  block: wait for it (the caller has
+ * nothing else to do), where the runtime would wait too
+ * (pc_rt_holds_for_stream; read: bytes of the source read so far): a DMA
+ * queued on another stream may be held by work that waits for this very
+ * thread. */
+#define PC_SLOT_ELSEWHERE (-2)
+static int pc_slot_free(const struct pc_plan *p, struct pc_slot *s, size_t read, int block,
+                        cudaError_t *err)
+{
+    int may_wait = pc_slot_ours(p, s) && pc_rt_holds_for_stream(p, read);
     cudaError_t e;
 
     if (!s->pending)
@@ -351,7 +572,7 @@ static int pc_slot_free(struct pc_slot *s, int block, cudaError_t *err)
         s->pending = 0;      /* TEST ONLY: reuse without waiting for the DMA */
         return 1;
     }
-    if (block) {
+    if (block && may_wait) {
         uint64_t t0 = pc_now_ns();
         e = PC_CALL_REAL(cudaEventSynchronize, s->ev);
         PC_STAT_ADD(stage_wait_ns, pc_now_ns() - t0);
@@ -362,7 +583,7 @@ static int pc_slot_free(struct pc_slot *s, int block, cudaError_t *err)
         /* Not an error, and the runtime does not record it; be sure. */
         if (PC_CALL_REAL(cudaPeekAtLastError) == cudaErrorNotReady)
             pc_clear_own_error();
-        return 0;
+        return block ? PC_SLOT_ELSEWHERE : 0;
     }
     if (e != cudaSuccess) {
         *err = e;
@@ -373,11 +594,12 @@ static int pc_slot_free(struct pc_slot *s, int block, cudaError_t *err)
 }
 
 /* --- the two pipelines.  Each returns the copy's result; *redo is where the
- * runtime must take over after an internal failure (n: nowhere); *used is
- * how many slots the copy went through. --- */
+ * runtime must take over (n: nowhere), after an internal failure or, with
+ * *elsewhere set, at a slot still busy with a DMA the copy may not wait for;
+ * *used is how many slots the copy went through. --- */
 
 static cudaError_t pc_run_h2d(struct pc_ring *r, const struct pc_plan *p, struct pc_xfer *x,
-                              size_t *redo, uint64_t *used)
+                              size_t *redo, int *elsewhere, uint64_t *used)
 {
     uint64_t np = x->npieces, ready = 0, dma = 0;
     cudaError_t err = cudaSuccess;
@@ -406,13 +628,21 @@ static cudaError_t pc_run_h2d(struct pc_ring *r, const struct pc_plan *p, struct
                 break;
             }
             s->pending = 1;
+            s->on = p->h;
+            s->by = pthread_self();
             dma++;
             spins = 0;
             continue;
         }
         /* The next piece may be filled once its slot's previous DMA is done. */
         if (ready < np && ready < dma + x->nslot) {
-            rc = pc_slot_free(&r->slot[pc_xfer_slot(x, ready)], dma == ready, &err);
+            rc = pc_slot_free(p, &r->slot[pc_xfer_slot(x, ready)], pc_xfer_piece_off(x, ready),
+                              dma == ready, &err);
+            if (rc == PC_SLOT_ELSEWHERE) {
+                *elsewhere = 1;      /* every filled piece is queued (dma == ready) */
+                *redo = pc_xfer_piece_off(x, dma);
+                break;
+            }
             if (rc < 0) {
                 /* Ours, not the copy's (events lost to a device reset, or
                  * a sticky error the runtime will report itself). */
@@ -436,9 +666,8 @@ static cudaError_t pc_run_h2d(struct pc_ring *r, const struct pc_plan *p, struct
     }
     pc_xfer_end(x);
     *used = ready;
-    /* cudaMemcpy returns when the copy is complete: the last DMA covers the
-     * others (one stream). */
-    if (err == cudaSuccess && *redo == p->n && p->sync && dma > 0) {
+    /* The last DMA covers the others (one stream). */
+    if (err == cudaSuccess && *redo == p->n && p->sync && dma > 0 && pc_rt_sync_h2d_waits_dma(p)) {
         struct pc_slot *s = &r->slot[pc_xfer_slot(x, dma - 1)];
         uint64_t t0 = pc_now_ns();
         err = PC_CALL_REAL(cudaEventSynchronize, s->ev);
@@ -450,7 +679,7 @@ static cudaError_t pc_run_h2d(struct pc_ring *r, const struct pc_plan *p, struct
 }
 
 static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct pc_xfer *x,
-                              size_t *redo, uint64_t *used)
+                              size_t *redo, int *elsewhere, uint64_t *used)
 {
     uint64_t np = x->npieces, issued = 0, ready = 0, retired = 0;
     cudaError_t err = cudaSuccess;
@@ -468,7 +697,12 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
         /* DMA into every free slot, up to a ring ahead of the copy-out. */
         if (issued < np && issued < retired + x->nslot) {
             struct pc_slot *s = &r->slot[pc_xfer_slot(x, issued)];
-            rc = pc_slot_free(s, retired == ready && ready == issued, &err);
+            rc = pc_slot_free(p, s, p->n, retired == ready && ready == issued, &err);
+            if (rc == PC_SLOT_ELSEWHERE) {
+                *elsewhere = 1;      /* every piece issued is copied out */
+                *redo = pc_xfer_piece_off(x, retired);
+                break;
+            }
             if (rc < 0)
                 goto internal;
             if (rc > 0) {
@@ -481,6 +715,8 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
                 if (err != cudaSuccess)
                     goto internal;
                 s->pending = 1;
+                s->on = p->h;
+                s->by = pthread_self();
                 issued++;
                 spins = 0;
                 continue;
@@ -488,7 +724,7 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
         }
         /* A piece whose DMA has landed may be copied out. */
         if (ready < issued) {
-            rc = pc_slot_free(&r->slot[pc_xfer_slot(x, ready)], retired == ready, &err);
+            rc = pc_slot_free(p, &r->slot[pc_xfer_slot(x, ready)], p->n, retired == ready, &err);
             if (rc < 0)
                 goto internal;
             if (rc > 0) {
@@ -547,17 +783,18 @@ static long pc_stage_threads_wanted(long *procs)
     return n < 1 ? 1 : n > 16 ? 16 : n;
 }
 
-/* Stage p (S.lock held).  0: no ring to be had, the caller passes through. */
-static int pc_stage_locked(struct pc_plan *p, void *dst, const void *src, enum cudaMemcpyKind kind,
-                           cudaStream_t stream, enum pc_copy_how how, cudaError_t *result)
+/* Stage p (S.lock held).  0: no ring to be had, or (*elsewhere set) its
+ * first slot is busy with a DMA the copy may not wait for: the caller passes
+ * through.  1: *result is the copy's result so far; the runtime must copy
+ * from *redo on (p->n: nothing), after S.lock is released. */
+static int pc_stage_locked(struct pc_plan *p, cudaError_t *result, size_t *redo, int *elsewhere)
 {
     struct pc_ring *r = pc_ring_get(p->devno);
     struct pc_xfer x;
-    uint64_t t0 = pc_now_ns(), used = 0;
-    size_t piece, redo = p->n;
+    uint64_t used = 0;
+    size_t piece;
     uint64_t npieces;
     unsigned nslot, threads;
-    cudaError_t err;
 
     if (r)
         r = pc_ring_check(r, p->devno);
@@ -577,10 +814,32 @@ static int pc_stage_locked(struct pc_plan *p, void *dst, const void *src, enum c
     threads = S.threads;
     pc_xfer_init(&x, p->h2d, p->host, p->n, piece, r->bufs, r->left, nslot, r->head, threads);
     x.stream_stores = pc_opt.stage_nt && p->n <= pc_opt.stage_nt_max;
-    err = p->h2d ? pc_run_h2d(r, p, &x, &redo, &used) : pc_run_d2h(r, p, &x, &redo, &used);
+    *redo = p->n;
+    *result = p->h2d ? pc_run_h2d(r, p, &x, redo, elsewhere, &used)
+                     : pc_run_d2h(r, p, &x, redo, elsewhere, &used);
     r->head = (unsigned)((r->head + used) % nslot);
+    return !(*elsewhere && *redo == 0);  /* nothing moved: the runtime does it all */
+}
+
+/* The end of a staged copy, S.lock released: the runtime copies the rest
+ * from redo on, if any (a sync cudaMemcpy_ptds H2D as the async copy the
+ * runtime makes of it once its stream's own work is done, so that the
+ * runtime reads its first 2 MiB at once, not after the pieces staged on
+ * that stream: pc_rt_holds_for_stream). */
+static cudaError_t pc_stage_finish(const struct pc_plan *p, void *dst, const void *src,
+                                   enum cudaMemcpyKind kind, cudaStream_t stream,
+                                   enum pc_copy_how how, cudaError_t err, size_t redo, int elsewhere,
+                                   uint64_t t0)
+{
     if (redo < p->n) {
-        PC_STAT_INC(stage_fallbacks);
+        if (elsewhere)
+            PC_STAT_INC(stage_busy);
+        else
+            PC_STAT_INC(stage_fallbacks);
+        if (how == PC_COPY_SYNC_PTDS && p->h2d) {
+            how = PC_COPY_ASYNC_PTSZ;
+            stream = cudaStreamPerThread;
+        }
         err = pc_copy_real((char *)dst + redo, (const char *)src + redo, p->n - redo, kind, stream,
                            how);
     }
@@ -593,8 +852,7 @@ static int pc_stage_locked(struct pc_plan *p, void *dst, const void *src, enum c
         PC_STAT_ADD(stage_d2h_bytes, p->n);
         PC_STAT_ADD(stage_d2h_ns, pc_now_ns() - t0);
     }
-    *result = err;
-    return 1;
+    return err;
 }
 
 /* A pageable copy left to the runtime: timed, for the report's estimate. */
@@ -641,12 +899,23 @@ int pc_stage_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind
     c = pc_classify(&p, dst, src, n, kind);
     if (c == PC_SKIP)
         return 0;
-    if (c == PC_STAGE && pc_state.mode == PC_MODE_CACHE && pc_stream_ok(&p, stream, how)) {
+    if (c == PC_STAGE && pc_state.mode == PC_MODE_CACHE && pc_stream_ok(&p, stream, how) &&
+        (!pc_rt_reads_after_stream(&p) || pc_order_wait(&p) == 0)) {
+        uint64_t t0 = pc_now_ns();
+
         if (pthread_mutex_trylock(&S.lock) == 0) {
-            int done = pc_stage_locked(&p, dst, src, kind, stream, how, result);
+            int elsewhere = 0, done;
+            size_t redo = p.n;
+            cudaError_t err = cudaSuccess;
+
+            done = pc_stage_locked(&p, &err, &redo, &elsewhere);
             pthread_mutex_unlock(&S.lock);
-            if (done)
+            if (done) {
+                *result = pc_stage_finish(&p, dst, src, kind, stream, how, err, redo, elsewhere, t0);
                 return 1;
+            }
+            if (elsewhere)
+                PC_STAT_INC(stage_busy);
         } else {
             PC_STAT_INC(stage_busy);
         }
@@ -673,6 +942,9 @@ void pc_stage_device_reset(void)
         return;
     /* A blocking lock: a copy staging on this device now is racing the
      * program's own reset; let it finish first. */
+    pthread_mutex_lock(&O.lock);
+    pc_oev_forget_locked(dev);
+    pthread_mutex_unlock(&O.lock);
     pthread_mutex_lock(&S.lock);
     r = S.ring[dev];
     if (r) {
@@ -690,6 +962,8 @@ void pc_stage_after_fork_child(void)
      * its copy threads do not exist here.  The child passes through anyway
      * (pc_state.forked_child); this only leaves clean state behind. */
     pthread_mutex_init(&S.lock, NULL);
+    pthread_mutex_init(&O.lock, NULL);
+    pc_oev_forget_locked(-1);
     S.threads = 0;
     for (int d = 0; d < PC_STAGE_MAX_DEV; d++)
         pc_ring_abandon(d);

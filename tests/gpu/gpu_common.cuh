@@ -3,6 +3,7 @@
 #define PC_GPU_COMMON_CUH
 
 #include <cuda_runtime.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,25 @@
             exit(2);                                                         \
         }                                                                    \
     } while (0)
+
+/* "PASS id text", "FAIL id text" or "INFO id text" on stdout, flushed
+ * (gpu-suite.sh's checks() reads them); FAILs are counted in gpu_fails. */
+static int gpu_fails;
+
+static inline void __attribute__((format(printf, 3, 4))) gpu_line(const char *kind, const char *id,
+                                                                 const char *fmt, ...)
+{
+    va_list ap;
+    printf("%s %s ", kind, id);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    if (!strcmp(kind, "FAIL"))
+        gpu_fails++;
+}
+#define GPU_CHECK(ok, id, ...) gpu_line((ok) ? "PASS" : "FAIL", id, __VA_ARGS__)
 
 static inline uint64_t host_ns(void)
 {

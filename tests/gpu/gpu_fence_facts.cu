@@ -17,21 +17,7 @@
 
 static volatile int *flag_h;
 static int *flag_d;
-static int fails;
-
-static void line(const char *kind, const char *id, const char *fmt, ...)
-{
-    va_list ap;
-    printf("%s %s ", kind, id);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-    if (!strcmp(kind, "FAIL"))
-        fails++;
-}
-#define CHECK(ok, id, ...) line((ok) ? "PASS" : "FAIL", id, __VA_ARGS__)
+#define CHECK GPU_CHECK
 
 enum kind { PER_THREAD, BLOCKING, NONBLOCKING, BLOCKING_DESTROYED, NONBLOCKING_DESTROYED, DRIVER_NONBLOCKING };
 
@@ -139,14 +125,14 @@ int main(int argc, char **argv)
           "legacy event waits for another thread's kernel on a blocking created stream "
           "(covered=%d query=%d wait_ms=%.1f)", c.covered, c.query_rc, c.wait_ms);
     c = event_covers(NONBLOCKING, false);
-    line("INFO", "c", "legacy event covers a kernel on a non-blocking stream: %s "
+    gpu_line("INFO", "c", "legacy event covers a kernel on a non-blocking stream: %s "
          "(covered=%d wait_ms=%.1f; expected no: such streams need their own fence)",
          c.covered ? "yes" : "no", c.covered, c.wait_ms);
     c = event_covers(BLOCKING_DESTROYED, false);
-    line("INFO", "c2", "legacy event covers a kernel on a blocking stream destroyed before "
+    gpu_line("INFO", "c2", "legacy event covers a kernel on a blocking stream destroyed before "
          "the record: %s (wait_ms=%.1f)", c.covered ? "yes" : "no", c.wait_ms);
     c = event_covers(NONBLOCKING_DESTROYED, false);
-    line("INFO", "c3", "legacy event covers a kernel on a non-blocking stream destroyed "
+    gpu_line("INFO", "c3", "legacy event covers a kernel on a non-blocking stream destroyed "
          "before the record: %s (wait_ms=%.1f)", c.covered ? "yes" : "no", c.wait_ms);
 
     /* h: the default fence, cuCtxRecordEvent, covers every kind of stream,
@@ -183,7 +169,7 @@ int main(int argc, char **argv)
             CK(cudaEventSynchronize(ev));
         }
         (void)cudaGetLastError();
-        line("INFO", "h7", "cuCtxRecordEvent on the idle device complete at once %d times of 2000", now);
+        gpu_line("INFO", "h7", "cuCtxRecordEvent on the idle device complete at once %d times of 2000", now);
         CK(cudaEventDestroy(ev));
     }
 
@@ -254,13 +240,13 @@ int main(int argc, char **argv)
         CK(cudaGetLastError());
         t0 = host_ns();
         CK(cudaHostUnregister(m));
-        line("INFO", "g2", "cudaHostUnregister during a 30 ms kernel took %.3f ms", ms_since(t0));
+        gpu_line("INFO", "g2", "cudaHostUnregister during a 30 ms kernel took %.3f ms", ms_since(t0));
         CK(cudaDeviceSynchronize());
         free(m);
         CK(cudaStreamDestroy(s));
     }
 
     CK(cudaFreeHost((void *)flag_h));
-    printf("RESULT fence_facts failed=%d\n", fails);
-    return fails ? 1 : 0;
+    printf("RESULT fence_facts failed=%d\n", gpu_fails);
+    return gpu_fails ? 1 : 0;
 }

@@ -1,19 +1,112 @@
 /* sim_copy.c - the cudaMemcpy and cudaMemset families.
  *
- * Host-side behaviour follows the CUDA "API synchronization behavior" page:
+ * Host-side behaviour, as measured on the H200 (README.md "Pageable
+ * copies" names the row behind each rule):
  *   - copies whose host side is pinned (cudaHostAlloc'd or registered), and
  *     device-to-device copies, are asynchronous: the stream's worker reads the
  *     source when the copy executes, not when it is queued;
- *   - an async copy from pageable memory waits for the stream's earlier work,
- *     copies the source into a staging buffer and returns: the caller may then
- *     overwrite the source;
- *   - an async copy into pageable memory returns once the data is there;
- *   - cudaMemcpy (and cudaMemcpy_ptds) is queued on the legacy (per-thread)
- *     default stream and returns when the copy is done.
+ *   - a pageable H2D (pageable_h2d) is read by the calling thread: at once up
+ *     to SIM_INLINE_BYTES; beyond, through the device's one staging buffer,
+ *     whose first SIM_STAGING_BYTES are read at the call and the rest once
+ *     the work ahead of the copy is done (the call holds the host until then,
+ *     and holds the staging buffer from every other large pageable copy of
+ *     the device).  cudaMemcpy first waits for the legacy stream's earlier
+ *     work (blocking and per-thread streams' included), cudaMemcpy_ptds for
+ *     the per-thread stream's own; both return once the source is read, and
+ *     once the copy is done where nothing else holds it;
+ *   - a pageable host-to-host copy waits for the stream's earlier work,
+ *     stages the source and returns;
+ *   - a copy into pageable memory returns once the data is there;
+ *   - a pageable copy whose device side runs past its cudaMalloc allocation
+ *     is rejected with cudaErrorInvalidValue.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "sim_internal.h"
+
+/* ---- the model's measured constants (README.md "Pageable copies") */
+#define SIM_INLINE_BYTES  ((size_t)64 << 10)   /* 64 KiB: read at the call, no staging buffer */
+#define SIM_STAGING_BYTES ((size_t)2 << 20)    /* 2 MiB: read at the call through the buffer */
+
+/* One staging buffer per device, held by a large pageable H2D until its
+ * source is read.  Taken before sim_mu, never the other way round. */
+static pthread_mutex_t staging[SIM_MAX_DEVICES] = {
+	[0 ... SIM_MAX_DEVICES - 1] = PTHREAD_MUTEX_INITIALIZER
+};
+
+/* Bytes [from, to) of a row-major source (rows of width, pitch spitch) into
+ * the linear buffer stage. */
+static void gather(char *stage, const char *src, size_t spitch, size_t width, size_t from, size_t to)
+{
+	while (from < to) {
+		size_t r = from / width, c = from % width, k = width - c;
+
+		if (k > to - from)
+			k = to - from;
+		memcpy(stage + from, src + r * spitch + c, k);
+		from += k;
+	}
+}
+
+/* cudaMemcpy's wait before it reads: the legacy stream's earlier work,
+ * every blocking and per-thread stream's included (a marker queued there
+ * takes those dependencies); cudaMemcpy_ptds: the per-thread stream's own. */
+static cudaError_t sync_wait(struct CUstream_st *s)
+{
+	struct sim_op *mark;
+	uint64_t seq;
+	cudaError_t e;
+
+	if (s->kind != SK_LEGACY) {
+		pthread_mutex_lock(&sim_mu);
+		seq = s->enq;
+		pthread_mutex_unlock(&sim_mu);
+		sim_wait_seq(s, seq);
+		return cudaSuccess;
+	}
+	mark = sim_op_new(OP_WAIT);
+	if (!mark)
+		return cudaErrorMemoryAllocation;
+	e = sim_enqueue(s, mark, &seq);
+	if (!e && seq)
+		sim_wait_seq(s, seq);
+	return e;
+}
+
+/* A pageable H2D, op on s: the calling thread reads the source into
+ * op->owned as the runtime does, queueing op once the runtime would have
+ * queued its first DMA.  *seq: op's number (0: captured, op gone). */
+static cudaError_t pageable_h2d(struct CUstream_st *s, struct sim_op *op, const char *src, size_t spitch,
+				uint64_t *seq)
+{
+	size_t width = op->width, bytes = width * op->height;
+	cudaError_t e;
+
+	if (bytes <= SIM_INLINE_BYTES) {
+		gather(op->owned, src, spitch, width, 0, bytes);
+		return sim_enqueue(s, op, seq);
+	}
+	pthread_mutex_lock(&staging[s->dev]);
+	gather(op->owned, src, spitch, width, 0, bytes < SIM_STAGING_BYTES ? bytes : SIM_STAGING_BYTES);
+	op->held = bytes > SIM_STAGING_BYTES;
+	e = sim_enqueue(s, op, seq);
+	if (!e && *seq && op->held) {
+		sim_wait_ahead(s, op, true);
+		gather(op->owned, src, spitch, width, SIM_STAGING_BYTES, bytes);
+		sim_op_release(op);
+	}
+	pthread_mutex_unlock(&staging[s->dev]);
+	return e;
+}
+
+/* Does a pageable copy's device side [p, p + extent) run past the device
+ * allocation it starts in?  Caller holds sim_mu. */
+static bool past_allocation(const void *p, size_t extent)
+{
+	struct sim_range *r = sim_mem_find(p);
+
+	return r && r->type == MT_DEVICE && (uintptr_t)p - r->base + extent > r->size;
+}
 
 enum copy_mode { COPY_SYNC, COPY_ASYNC };
 
@@ -74,6 +167,49 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
 	op->pageable = sd.pageable || ss.pageable;
 	op->delay_us = sim_copy_us(width * height);
 
+	if (op->pageable && !(sd.host && ss.host)) {
+		/* Measured: a pageable copy across two cudaMalloc neighbours is
+		 * rejected, last error 1. */
+		bool past;
+
+		pthread_mutex_lock(&sim_mu);
+		past = ss.pageable ? past_allocation(dst, (height - 1) * op->dpitch + width)
+				   : past_allocation(src, (height - 1) * op->spitch + width);
+		pthread_mutex_unlock(&sim_mu);
+		if (past) {
+			free(op);
+			return sim_ret(cudaErrorInvalidValue);
+		}
+	}
+	if (ss.pageable && !sd.host) {
+		bool wait;
+
+		op->owned = malloc(width * height);
+		if (!op->owned) {
+			free(op);
+			return sim_ret(cudaErrorMemoryAllocation);
+		}
+		op->src = op->owned;
+		op->spitch = width;
+		e = mode == COPY_SYNC ? sync_wait(s) : cudaSuccess;
+		if (e) {
+			free(op->owned);
+			free(op);
+			return sim_ret(e);
+		}
+		e = pageable_h2d(s, op, src, spitch, &seq);
+		if (e || !seq || mode != COPY_SYNC)
+			return sim_ret(e);   /* refused, or captured: op is gone */
+		/* Returns once the source is read; the copy itself is done by then
+		 * unless other work holds it (cudaMemcpy_ptds behind legacy work:
+		 * 64 KiB returned at once). */
+		pthread_mutex_lock(&sim_mu);
+		wait = s->done >= seq || sim_ahead_done(s, op);
+		pthread_mutex_unlock(&sim_mu);
+		if (wait)
+			sim_wait_seq(s, seq);
+		return cudaSuccess;
+	}
 	if (mode == COPY_ASYNC && ss.pageable) {
 		/* Stage the source now, after the stream's earlier work. */
 		char *stage = malloc(width * height);

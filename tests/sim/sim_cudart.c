@@ -424,6 +424,28 @@ static CUresult sim_drv_stream_query(CUstream s)
 	return sim_drv_ret(cudaStreamQuery((cudaStream_t)s), last);
 }
 
+/* The device allocation containing dptr (cudaMalloc'd: the sim has no
+ * VMM), as the driver reports it; anything else: not found. */
+static CUresult sim_drv_mem_get_address_range(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+	struct sim_range *r;
+	CUresult rc = CUDA_ERROR_NOT_FOUND;
+
+	if (sim_enter())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&sim_mu);
+	r = sim_mem_find((const void *)(uintptr_t)dptr);
+	if (r && r->type == MT_DEVICE) {
+		if (pbase)
+			*pbase = (CUdeviceptr)r->base;
+		if (psize)
+			*psize = r->size;
+		rc = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&sim_mu);
+	return rc;
+}
+
 SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
 						      unsigned long long flags,
 						      enum cudaDriverEntryPointQueryResult *driverStatus)
@@ -433,6 +455,7 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **
 		{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },
 		{ "cuEventQuery", 2000, (void *)sim_drv_event_query },
 		{ "cuStreamQuery", 2000, (void *)sim_drv_stream_query },
+		{ "cuMemGetAddressRange", 3020, (void *)sim_drv_mem_get_address_range },
 	};
 	enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
 	cudaError_t e = sim_enter_host();   /* a lookup: assumed to need no context */

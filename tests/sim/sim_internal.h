@@ -130,6 +130,8 @@ struct sim_op {
 	size_t dpitch, spitch, width, height;
 	int value;
 	bool pageable;
+	bool held;                /* the host is still reading the source into owned:
+				   * not ready to run (a pageable H2D, sim_copy.c) */
 	void *owned;              /* staging buffer, freed after the copy */
 	/* OP_HOSTFN */
 	void (*fn)(void *);
@@ -157,6 +159,14 @@ struct sim_op *sim_op_new(enum sim_op_kind kind);
 cudaError_t sim_enqueue(struct CUstream_st *s, struct sim_op *op, uint64_t *seq);
 /* Wait until s->done >= seq. */
 void sim_wait_seq(struct CUstream_st *s, uint64_t seq);
+/* Wait until everything queued on op's stream before op (queued, seq set)
+ * is done and, with deps, the default-stream dependencies it took at
+ * enqueue too: the work the runtime orders op after. */
+void sim_wait_ahead(struct CUstream_st *s, const struct sim_op *op, bool deps);
+/* Is that work done already?  Caller holds sim_mu. */
+bool sim_ahead_done(const struct CUstream_st *s, const struct sim_op *op);
+/* op->held = false (sim_mu taken), and the worker told. */
+void sim_op_release(struct sim_op *op);
 /* Wait for all work queued so far on every stream of dev (-1: all devices).
  * Returns true if there was work to wait for. */
 bool sim_wait_device(int dev);

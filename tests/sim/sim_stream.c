@@ -67,8 +67,18 @@ static bool dep_done(const struct sim_dep *d)
 	return !d->s || d->s->done >= d->seq;
 }
 
+static bool deps_done(const struct sim_op *op)
+{
+	for (size_t i = 0; i < op->ndeps; i++)
+		if (!dep_done(&op->deps[i]))
+			return false;
+	return true;
+}
+
 static bool op_ready(const struct sim_op *op)
 {
+	if (op->held)
+		return false;
 	for (size_t i = 0; i < op->ndeps; i++)
 		if (!dep_done(&op->deps[i]))
 			return false;
@@ -333,6 +343,27 @@ void sim_wait_seq(struct CUstream_st *s, uint64_t seq)
 	pthread_mutex_lock(&sim_mu);
 	while (s->done < seq)
 		pthread_cond_wait(&sim_progress, &sim_mu);
+	pthread_mutex_unlock(&sim_mu);
+}
+
+bool sim_ahead_done(const struct CUstream_st *s, const struct sim_op *op)
+{
+	return s->done + 1 >= op->seq && deps_done(op);
+}
+
+void sim_wait_ahead(struct CUstream_st *s, const struct sim_op *op, bool deps)
+{
+	pthread_mutex_lock(&sim_mu);
+	while (s->done + 1 < op->seq || (deps && !deps_done(op)))
+		pthread_cond_wait(&sim_progress, &sim_mu);
+	pthread_mutex_unlock(&sim_mu);
+}
+
+void sim_op_release(struct sim_op *op)
+{
+	pthread_mutex_lock(&sim_mu);
+	op->held = false;
+	pthread_cond_broadcast(&sim_progress);
 	pthread_mutex_unlock(&sim_mu);
 }
 

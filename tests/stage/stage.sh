@@ -52,8 +52,11 @@ check_stat "$SIM_TMP/default.json" stage_small_calls -gt 0 "report: small copies
 PINCACHE_REPORT=off
 tap_program "shim fork" shim "$ST" -e staged -m 512K fork
 
-# A 3-chunk ring of 64K chunks: every copy wraps it many times.
-PINCACHE_STAGE_RING=192K PINCACHE_STAGE_CHUNK=64K PINCACHE_STAGE_MIN=64K PINCACHE_STAGE_THREADS=3
+# A ring of 64K chunks, 2M: every copy over 2M wraps it many times.  2M is
+# the smallest ring in which an async copy reads its first 2 MiB at the
+# call, as the runtime does (pincache(7) PAGEABLE COPIES); a smaller one
+# hands the rest of such a copy to the runtime (tests/sim/order.sh).
+PINCACHE_STAGE_RING=2M PINCACHE_STAGE_CHUNK=64K PINCACHE_STAGE_MIN=64K PINCACHE_STAGE_THREADS=3
 export PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK PINCACHE_STAGE_MIN PINCACHE_STAGE_THREADS
 tap_program "tiny ring" shim "$ST" -e staged -m 64K -M $MID integrity overwrite d2h order threads errors
 # The calling thread alone.
