@@ -626,3 +626,53 @@ void pc_fence_forget_all(void)
     __atomic_store_n(&F.done_upto, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&F.devmask, 0, __ATOMIC_RELAXED);
 }
+
+/* Drop one reference to e, which belongs to a context being destroyed:
+ * it never goes back to the event pool (F.lock held). */
+static void pc_ev_forget(struct pc_ev *e)
+{
+    if (--e->refs <= 0)
+        free(e);
+}
+
+void pc_fence_forget_device(int dev)
+{
+    struct pc_fence *f;
+    struct pc_stream *st, *tmp;
+    struct pc_ev *e, **zp;
+    int k;
+
+    if (dev < 0 || dev >= PC_MAX_DEV)
+        return;
+    pthread_mutex_lock(&F.lock);
+    for (f = F.head; f; f = f->next) {
+        for (int i = k = 0; i < f->n; i++) {
+            if (f->ev[i]->dev == dev)
+                pc_ev_forget(f->ev[i]);
+            else
+                f->ev[k++] = f->ev[i];
+        }
+        f->n = k;
+    }
+    for (zp = &F.zombies; (e = *zp) != NULL;) {
+        if (e->dev == dev) {
+            *zp = e->next;
+            pc_ev_forget(e);
+        } else {
+            zp = &e->next;
+        }
+    }
+    while ((e = F.evpool[dev]) != NULL) {
+        F.evpool[dev] = e->next;
+        free(e);
+    }
+    HASH_ITER(hh, F.streams, st, tmp) {
+        if (st->dev == dev) {
+            HASH_DEL(F.streams, st);
+            free(st);
+        }
+    }
+    /* Made current again, it counts again (pc_fence_device_used). */
+    __atomic_fetch_and(&F.devmask, ~(1ull << dev), __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&F.lock);
+}

@@ -60,8 +60,13 @@ void pc_fence_capture_end(void);
 int pc_fence_capturing(void);
 
 /* Forget every event and stream without any CUDA call: in a forked child
- * (the parent's CUDA state is not ours), and after a device reset. */
+ * (the parent's CUDA state is not ours). */
 void pc_fence_forget_all(void);
+/* Forget device dev's events and streams without any CUDA call: its
+ * context is about to be destroyed (a device reset), and with it they are;
+ * work it had in flight no longer holds any fence.  Other devices' fences,
+ * events and streams stay. */
+void pc_fence_forget_device(int dev);
 
 /* A CUDA error other than "not ready" came back from a fence operation. */
 extern int pc_fence_broken;

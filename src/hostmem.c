@@ -48,10 +48,10 @@ static __thread int pc_tls_alloc_failed;
 static __thread int pc_tls_drv_alloc;
 
 /* The cache keeps blocks apart by the flags that change what the program can
- * observe: Portable and WriteCombined, packed into a key 0..3.  Mapped is
- * always reported (measured: cudaHostGetFlags says f|Mapped for every f), so
- * every block is allocated Mapped.  Unknown flag bits go to the runtime,
- * which rejects them. */
+ * observe: Portable and WriteCombined, packed into 0..3.  Mapped is always
+ * reported (measured: cudaHostGetFlags says f|Mapped for every f), so every
+ * block is allocated Mapped.  Unknown flag bits go to the runtime, which
+ * rejects them. */
 static int pc_flags_key(unsigned int flags, unsigned *key)
 {
     const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
@@ -61,8 +61,32 @@ static int pc_flags_key(unsigned int flags, unsigned *key)
     return 0;
 }
 
+/* ... and by their home, the device whose context allocates them (drv: a
+ * driver-API call, whose context is the current one).  A block belongs to
+ * the context that allocated it, Portable or not: cudaPointerGetAttributes
+ * names that device, and resetting it frees the block, so a block of
+ * device 0 handed to a program that asked with device 1 current would
+ * answer device 0 and die with device 0's context.  -1: pass through (bad
+ * flags, no device or context: the real call gives the error). */
+static int pc_block_key(unsigned int flags, int drv, unsigned *key)
+{
+    CUdevice d = 0;
+    int dev = 0;
+
+    if (pc_flags_key(flags, key) != 0)
+        return -1;
+    if (drv ? PC_CALL_DRV(cuCtxGetDevice, &d) != CUDA_SUCCESS : PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess)
+        return -1;
+    dev = drv ? (int)d : dev;
+    if (dev < 0 || dev >= PC_POOL_NHOME)
+        return -1;
+    *key = PC_KEY(*key, dev);
+    return 0;
+}
+
 static unsigned int pc_key_flags(unsigned key)
 {
+    key = PC_KEY_FLAGS(key);
     return cudaHostAllocMapped | ((key & 1u) ? cudaHostAllocPortable : 0u) |
            ((key & 2u) ? cudaHostAllocWriteCombined : 0u);
 }
@@ -172,7 +196,7 @@ cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags)
      * capture prohibits, and invalidates the capture (measured on the H200);
      * a block from the cache would hide both, and the cache's event queries
      * could be refused in turn. */
-    if (!pc_caching() || !p || size == 0 || pc_flags_key(flags, &key) != 0 || pc_fence_capturing() > 0)
+    if (!pc_caching() || !p || size == 0 || pc_block_key(flags, 0, &key) != 0 || pc_fence_capturing() > 0)
         return pc_real_host_alloc(p, size, flags);
     pc_tls_alloc_failed = 0;
     err = pc_pool_alloc(&pc_pool, size, key, p, &hit);
@@ -303,7 +327,7 @@ CUresult pc_drv_host_alloc(void **pp, size_t size, unsigned int flags, int alloc
         return alloc_host ? PC_CALL_DRV(cuMemAllocHost_v2, pp, size) : PC_CALL_DRV(cuMemHostAlloc, pp, size, flags);
     PC_STAT_INC(alloc_calls);
     PC_STAT_ADD(alloc_bytes, size);
-    if (!pc_caching() || !pp || size == 0 || pc_flags_key(flags, &key) != 0 || pc_fence_capturing() > 0)
+    if (!pc_caching() || !pp || size == 0 || pc_block_key(flags, 1, &key) != 0 || pc_fence_capturing() > 0)
         return pc_drv_real_alloc(pp, size, flags, alloc_host);
     pc_tls_drv_alloc = 1;
     err = pc_pool_alloc(&pc_pool, size, key, pp, &hit);
@@ -367,7 +391,7 @@ static unsigned int pc_patch_portable(unsigned int reported, const void *p, unsi
     int key = pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child ? pc_pool_live_key(&pc_pool, p) : -1;
     if (key < 0)
         return reported;
-    return (reported & ~portable_bit) | ((key & 1) ? portable_bit : 0u);
+    return (reported & ~portable_bit) | ((PC_KEY_FLAGS((unsigned)key) & 1u) ? portable_bit : 0u);
 }
 
 cudaError_t pc_host_get_flags(unsigned int *flags, void *p)
@@ -573,14 +597,25 @@ cudaError_t pc_device_set(cudaError_t r, int dev)
     return r;
 }
 
-/* A reset destroys the context's events and pinned allocations: forget the
- * cache (its blocks are gone) and the fences, then reset. */
+/* Device dev's primary context is about to be destroyed, and with it its
+ * streams, events and pinned allocations; nothing of other devices'. */
+static void pc_forget_device(int dev)
+{
+    if (dev < 0 || dev >= PC_POOL_NHOME)
+        return;
+    pc_pool_drop_home(&pc_pool, (unsigned)dev);
+    pc_fence_forget_device(dev);
+}
+
+/* cudaDeviceReset resets the current device's primary context only. */
 cudaError_t pc_device_reset(void)
 {
+    int dev = -1;
+
     if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child) {
         pc_stage_device_reset();
-        pc_pool_drop_all(&pc_pool);
-        pc_fence_forget_all();
+        if (PC_CALL_REAL(cudaGetDevice, &dev) == cudaSuccess)
+            pc_forget_device(dev);
     }
     return PC_CALL_REAL(cudaDeviceReset);
 }
