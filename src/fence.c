@@ -36,6 +36,12 @@ struct pc_stream {
 
 int pc_fence_broken;
 
+/* Devices (bit d) with a non-blocking stream pincache did not see created,
+ * and the same for a device it cannot name (pc_blind_any).  Atomics;
+ * cleared only by that device's reset, which destroys the stream. */
+static uint64_t pc_blind_mask;
+static int pc_blind_any;
+
 /* F.lock protects every field but done_upto and devmask, which are atomics.
  * CUDA event calls are made under F.lock (never under the pool's lock). */
 struct pc_fence_state {
@@ -322,7 +328,15 @@ refused:
     return -1;
 }
 
+static int pc_is_blind(int dev)
+{
+    return __atomic_load_n(&pc_blind_any, __ATOMIC_RELAXED) ||
+           (__atomic_load_n(&pc_blind_mask, __ATOMIC_RELAXED) & (1ull << dev)) != 0;
+}
+
 /* Cover every device and stream into f; *busy: work was in flight.
+ * A device fenced stream by stream that has a stream pincache cannot see
+ * cannot be covered: -1, and the free goes to the runtime (which waits).
  * F.lock held. */
 static int pc_cover_all(struct pc_fence *f, int *busy)
 {
@@ -347,6 +361,16 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
         }
         if (pc_use_ctx() && pc_cover_context(f, d, busy) == 0)
             continue;
+        if (pc_is_blind(d)) {
+            static int once;
+            pc_log_once(&once, PC_LOG_WARN,
+                        "device %d has a non-blocking stream pincache did not see created, which fences made "
+                        "stream by stream (PINCACHE_FENCE=runtime or driver, or no cuCtxRecordEvent) cannot "
+                        "cover: frees are left to the runtime, which waits", d);
+            PC_STAT_INC(fence_blind);
+            rc = -1;
+            break;
+        }
         rc = pc_cover_stream(f, cudaStreamLegacy, d, 1, busy);
         HASH_ITER(hh, F.streams, st, tmp) {
             if (rc == 0 && st->dev == d && st->nonblocking)
@@ -546,6 +570,57 @@ void pc_fence_stream_created(cudaStream_t s, unsigned int flags)
     PC_STAT_INC(streams_created);
 }
 
+void pc_fence_blind(int dev)
+{
+    if (dev >= 0 && dev < PC_MAX_DEV)
+        __atomic_fetch_or(&pc_blind_mask, 1ull << dev, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(&pc_blind_any, 1, __ATOMIC_RELAXED);
+}
+
+/* An unknown handle is a stream pincache did not see created.  A blocking
+ * one is covered by the legacy stream's event (measured); a non-blocking
+ * one may be reading a block that is freed later: blind.  Its device is
+ * the stream's own where the runtime can say, else the current one.  The
+ * queries must leave no last error behind (the program's call that follows
+ * gives the runtime's own answer for a bad handle). */
+static __thread cudaStream_t pc_tls_known;
+
+void pc_fence_stream_seen(cudaStream_t s)
+{
+    struct pc_stream *st;
+    unsigned int flags = 0;
+    int dev = -1;
+    cudaError_t pending;
+
+    if (s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread || s == pc_tls_known)
+        return;
+    pthread_mutex_lock(&F.lock);
+    HASH_FIND_PTR(F.streams, &s, st);
+    pthread_mutex_unlock(&F.lock);
+    if (st) {
+        pc_tls_known = s;
+        return;
+    }
+    pending = PC_CALL_REAL(cudaPeekAtLastError);
+    if (PC_CALL_REAL(cudaStreamGetFlags, s, &flags) != cudaSuccess) {
+        if (pending == cudaSuccess)
+            PC_CALL_REAL(cudaGetLastError);
+        return;
+    }
+    if (!(flags & cudaStreamNonBlocking)) {
+        pc_tls_known = s;
+        return;
+    }
+    if (!PC_REAL(cudaStreamGetDevice) || PC_CALL_REAL(cudaStreamGetDevice, s, &dev) != cudaSuccess) {
+        if (PC_REAL(cudaStreamGetDevice) && pending == cudaSuccess)
+            PC_CALL_REAL(cudaGetLastError);
+        if (PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess)
+            dev = -1;
+    }
+    pc_fence_blind(dev);
+}
+
 void pc_fence_stream_destroying(cudaStream_t s)
 {
     struct pc_stream *st = NULL;
@@ -574,6 +649,8 @@ void pc_fence_stream_destroying(cudaStream_t s)
         free(st);
     }
     pthread_mutex_unlock(&F.lock);
+    if (!st)
+        pc_fence_stream_seen(s);
 }
 
 void pc_fence_device_used(int dev)
@@ -674,5 +751,6 @@ void pc_fence_forget_device(int dev)
     }
     /* Made current again, it counts again (pc_fence_device_used). */
     __atomic_fetch_and(&F.devmask, ~(1ull << dev), __ATOMIC_RELAXED);
+    __atomic_fetch_and(&pc_blind_mask, ~(1ull << dev), __ATOMIC_RELAXED);
     pthread_mutex_unlock(&F.lock);
 }

@@ -357,9 +357,9 @@ CUresult pc_drv_device_used(CUresult r, CUdevice dev)
     return r;
 }
 
-/* A driver copy: its context's device is in use.  The context is asked
- * for its device only when it changed on this thread. */
-void pc_drv_copy_seen(void)
+/* A driver copy on stream s: its context's device is in use.  The context
+ * is asked for its device only when it changed on this thread. */
+void pc_drv_copy_seen(CUstream s)
 {
     static __thread CUcontext last;
     CUcontext cur = NULL;
@@ -368,6 +368,7 @@ void pc_drv_copy_seen(void)
     pc_mark_used();
     if (pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
         return;
+    pc_fence_stream_seen((cudaStream_t)s);
     if (PC_CALL_DRV(cuCtxGetCurrent, &cur) != CUDA_SUCCESS || !cur || cur == last)
         return;
     last = cur;
@@ -582,6 +583,13 @@ cudaError_t pc_stream_created(cudaError_t r, cudaStream_t *s, unsigned int flags
     if (r == cudaSuccess && s && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
         pc_fence_stream_created(*s, flags);
     return r;
+}
+
+/* A stream handle reached an interposed call (a copy). */
+void pc_stream_seen(cudaStream_t s)
+{
+    if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
+        pc_fence_stream_seen(s);
 }
 
 void pc_stream_destroying(cudaStream_t s)

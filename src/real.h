@@ -53,6 +53,8 @@ static inline void *pc_real_fn(int idx)
 PC_NO_SAN void *pc_real_dlsym(void *handle, const char *name);
 /* That dlsym itself (NULL if it cannot be found). */
 PC_NO_SAN void *pc_real_dlsym_fn(void);
+/* The C library's dlvsym (NULL if it cannot be found). */
+PC_NO_SAN void *pc_real_dlvsym_fn(void);
 
 /* Is addr inside libpincache itself?  (The "resolved to myself" trap.) */
 PC_NO_SAN int pc_is_self(void *addr);

@@ -111,25 +111,25 @@ PC_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 }
 
 /* Async copies: the device they run on is in use (fences cover it). */
-#define PC_DRV_COPY(name, ...) \
-    PC_FORWARD_DRV(name, (pc_drv_copy_seen(), PC_CALL_DRV(name, __VA_ARGS__)), __VA_ARGS__)
+#define PC_DRV_COPY(name, s, ...) \
+    PC_FORWARD_DRV(name, (pc_drv_copy_seen(s), PC_CALL_DRV(name, __VA_ARGS__)), __VA_ARGS__)
 
 PC_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
-    PC_DRV_COPY(cuMemcpyHtoDAsync_v2, dst, src, n, s);
+    PC_DRV_COPY(cuMemcpyHtoDAsync_v2, s, dst, src, n, s);
 }
 
 PC_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    PC_DRV_COPY(cuMemcpyDtoHAsync_v2, dst, src, n, s);
+    PC_DRV_COPY(cuMemcpyDtoHAsync_v2, s, dst, src, n, s);
 }
 
 PC_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
-    PC_DRV_COPY(cuMemcpyHtoDAsync_v2_ptsz, dst, src, n, s);
+    PC_DRV_COPY(cuMemcpyHtoDAsync_v2_ptsz, s, dst, src, n, s);
 }
 
 PC_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    PC_DRV_COPY(cuMemcpyDtoHAsync_v2_ptsz, dst, src, n, s);
+    PC_DRV_COPY(cuMemcpyDtoHAsync_v2_ptsz, s, dst, src, n, s);
 }

@@ -55,6 +55,11 @@ void simCounters(struct sim_counters *out);
  * in cudaLaunchHostFunc (0/cudaStreamLegacy, cudaStreamPerThread, a handle). */
 cudaError_t simLaunch(cudaStream_t stream, void (*fn)(void *), void *arg, unsigned delay_us);
 
+/* cudaStreamCreateWithFlags under a name no shim interposes: a stream
+ * made by a path a shim cannot see (a library's private runtime, another
+ * cudart major, a lookup it does not hook). */
+cudaError_t simStreamCreateUnseen(cudaStream_t *stream, unsigned int flags);
+
 /* 1 when no operation is queued or running on any stream of any device. */
 int simDeviceIdle(void);
 
