@@ -61,6 +61,50 @@ static int pc_flags_key(unsigned int flags, unsigned *key)
     return 0;
 }
 
+/* Contexts the program created (cuCtxCreate), live.  While one is current
+ * pincache neither serves allocations nor fences frees: its blocks belong
+ * to it, and its events and streams die with it.  Read lock-free when
+ * there are none (the common case: no cuCtxGetCurrent at all). */
+#define PC_MAX_CREATED 64
+static pthread_mutex_t pc_created_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext pc_created[PC_MAX_CREATED];   /* pc_created_lock */
+static int pc_ncreated;                        /* atomic; written under pc_created_lock */
+static int pc_created_lost;                    /* more than PC_MAX_CREATED: every context counts */
+
+static int pc_ctx_created_current(void)
+{
+    CUcontext c = NULL;
+    int found;
+
+    if (!__atomic_load_n(&pc_ncreated, __ATOMIC_ACQUIRE))
+        return 0;
+    if (PC_CALL_DRV(cuCtxGetCurrent, &c) != CUDA_SUCCESS || !c)
+        return 0;
+    pthread_mutex_lock(&pc_created_lock);
+    found = pc_created_lost;
+    for (int i = 0; i < PC_MAX_CREATED && !found; i++)
+        found = pc_created[i] == c;
+    pthread_mutex_unlock(&pc_created_lock);
+    return found;
+}
+
+static void pc_created_set(CUcontext old, CUcontext ctx)
+{
+    int i;
+
+    pthread_mutex_lock(&pc_created_lock);
+    for (i = 0; i < PC_MAX_CREATED && pc_created[i] != old; i++)
+        ;
+    if (i < PC_MAX_CREATED) {
+        pc_created[i] = ctx;
+        __atomic_store_n(&pc_ncreated, pc_ncreated + (ctx ? 1 : -1), __ATOMIC_RELEASE);
+    } else if (ctx) {
+        pc_created_lost = 1;
+        __atomic_store_n(&pc_ncreated, pc_ncreated + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&pc_created_lock);
+}
+
 /* ... and by their home, the device whose context allocates them (drv: a
  * driver-API call, whose context is the current one).  A block belongs to
  * the context that allocated it, Portable or not: cudaPointerGetAttributes
@@ -73,7 +117,7 @@ static int pc_block_key(unsigned int flags, int drv, unsigned *key)
     CUdevice d = 0;
     int dev = 0;
 
-    if (pc_flags_key(flags, key) != 0)
+    if (pc_flags_key(flags, key) != 0 || pc_ctx_created_current())
         return -1;
     if (drv ? PC_CALL_DRV(cuCtxGetDevice, &d) != CUDA_SUCCESS : PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess)
         return -1;
@@ -250,7 +294,9 @@ static enum pc_free_how pc_take_back(void *p)
     case PC_BLOCK_LIVE:
         break;
     }
-    if (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0)
+    /* No fence from a created context: its events would die with it, and
+     * its context-wide event would not cover the primary context's work. */
+    if (pc_ctx_created_current() || (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0))
         return pc_pool_forget(&pc_pool, p) == 0 ? PC_FREE_REAL : PC_FREE_INVALID;
     if (pc_pool_free(&pc_pool, p, seq) != PC_BLOCK_LIVE) {
         PC_STAT_INC(free_invalid);   /* lost a race with another free of p */
@@ -609,8 +655,9 @@ cudaError_t pc_device_set(cudaError_t r, int dev)
  * streams, events and pinned allocations; nothing of other devices'. */
 static void pc_forget_device(int dev)
 {
-    if (dev < 0 || dev >= PC_POOL_NHOME)
+    if (dev < 0 || dev >= PC_POOL_NHOME || pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
         return;
+    pc_stage_forget_device(dev);
     pc_pool_drop_home(&pc_pool, (unsigned)dev);
     pc_fence_forget_device(dev);
 }
@@ -626,6 +673,47 @@ cudaError_t pc_device_reset(void)
             pc_forget_device(dev);
     }
     return PC_CALL_REAL(cudaDeviceReset);
+}
+
+/* cuDevicePrimaryCtxReset(dev) is a device reset of dev (measured: the
+ * blocks of its primary context are gone, their addresses handed out
+ * again). */
+CUresult pc_drv_primary_reset(CUdevice dev)
+{
+    pc_mark_used();
+    pc_forget_device((int)dev);
+    return PC_CALL_DRV(cuDevicePrimaryCtxReset_v2, dev);
+}
+
+/* A release destroys the primary context when it drops the last retain
+ * (measured: one program release after the runtime's own start-up does),
+ * which only the state after the call can tell. */
+CUresult pc_drv_primary_released(CUresult r, CUdevice dev)
+{
+    unsigned int flags = 0;
+    int active = 1;
+
+    pc_mark_used();
+    if (r == CUDA_SUCCESS && PC_CALL_DRV(cuDevicePrimaryCtxGetState, dev, &flags, &active) == CUDA_SUCCESS &&
+        !active)
+        pc_forget_device((int)dev);
+    return r;
+}
+
+CUresult pc_drv_ctx_created(CUresult r, CUcontext *pctx)
+{
+    pc_mark_used();
+    if (r == CUDA_SUCCESS && pctx && *pctx && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
+        pc_created_set(NULL, *pctx);
+    return r;
+}
+
+/* Nothing of a created context is cached, so nothing is forgotten. */
+CUresult pc_drv_ctx_destroyed(CUresult r, CUcontext ctx)
+{
+    if (r == CUDA_SUCCESS && ctx && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
+        pc_created_set(ctx, NULL);
+    return r;
 }
 
 cudaError_t pc_capture_began(cudaError_t r)

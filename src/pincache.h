@@ -78,6 +78,11 @@ CUresult pc_drv_host_register(void *p, size_t size, unsigned int flags);
 CUresult pc_drv_host_unregister(void *p);
 CUresult pc_drv_stream_created(CUresult r, CUstream *s, unsigned int flags);
 CUresult pc_drv_device_used(CUresult r, CUdevice dev);
+/* Context teardown and creation (hostmem.c). */
+CUresult pc_drv_primary_reset(CUdevice dev);
+CUresult pc_drv_primary_released(CUresult r, CUdevice dev);
+CUresult pc_drv_ctx_created(CUresult r, CUcontext *pctx);
+CUresult pc_drv_ctx_destroyed(CUresult r, CUcontext ctx);
 void pc_drv_copy_seen(CUstream s);
 void pc_hostmem_init(void);
 void pc_hostmem_after_fork_child(void);
