@@ -15,6 +15,9 @@
  * blocks live on, so at the end (device 1 idle) one more allocation of the
  * same size is served from the cache: "last_real_allocs=N" says how many
  * real allocations it took.
+ * Last, a block allocated and freed with device 0 current must not be what
+ * a request with device 1 current gets: its attributes would name device 0,
+ * and device 0's reset would free it.
  * Prints TAP; "mismatches=N" for the scripts. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +91,20 @@ int main(int argc, char **argv)
     errors += cudaFreeHost(last) != cudaSuccess;
     for (int i = 0; i < ITERS; i++)
         mismatches += jobs[i].bad;
+    {
+        struct cudaPointerAttributes a;
+        void *x = NULL, *y = NULL;
+
+        memset(&a, 0, sizeof a);
+        errors += cudaSetDevice(0) != cudaSuccess;
+        errors += cudaHostAlloc(&x, 3 * SIZE, 0) != cudaSuccess;
+        errors += cudaFreeHost(x) != cudaSuccess;
+        errors += cudaSetDevice(1) != cudaSuccess;
+        errors += cudaHostAlloc(&y, 3 * SIZE, 0) != cudaSuccess;
+        errors += cudaPointerGetAttributes(&a, y) != cudaSuccess;
+        is_int(a.device, 1, "a block allocated with device 1 current belongs to device 1, not a cached block of device 0");
+        errors += cudaFreeHost(y) != cudaSuccess;
+    }
     is_int(errors, 0, "every CUDA call succeeded");
     ok(mismatches == 0, "every device-1 reader saw its own iteration's bytes (mismatches=%d)", mismatches);
     printf("# last_real_allocs=%llu\n", c1.host_allocs - c0.host_allocs);
