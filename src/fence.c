@@ -37,7 +37,8 @@ struct pc_stream {
 int pc_fence_broken;
 
 /* Devices (bit d) with a non-blocking stream pincache did not see created,
- * and the same for a device it cannot name (pc_blind_any).  Atomics;
+ * and the same for a device it cannot name (pc_blind_any; also while a
+ * cudart of a major pincache has no wrappers for is loaded).  Atomics;
  * cleared only by that device's reset, which destroys the stream. */
 static uint64_t pc_blind_mask;
 static int pc_blind_any;
@@ -330,7 +331,7 @@ refused:
 
 static int pc_is_blind(int dev)
 {
-    return __atomic_load_n(&pc_blind_any, __ATOMIC_RELAXED) ||
+    return __atomic_load_n(&pc_blind_any, __ATOMIC_RELAXED) || pc_real_unknown_major() ||
            (__atomic_load_n(&pc_blind_mask, __ATOMIC_RELAXED) & (1ull << dev)) != 0;
 }
 
@@ -364,9 +365,10 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
         if (pc_is_blind(d)) {
             static int once;
             pc_log_once(&once, PC_LOG_WARN,
-                        "device %d has a non-blocking stream pincache did not see created, which fences made "
-                        "stream by stream (PINCACHE_FENCE=runtime or driver, or no cuCtxRecordEvent) cannot "
-                        "cover: frees are left to the runtime, which waits", d);
+                        "device %d may have non-blocking streams pincache did not see created (a handle it never "
+                        "saw made, or a cudart major it has no wrappers for), which fences made stream by stream "
+                        "(PINCACHE_FENCE=runtime or driver, or no cuCtxRecordEvent) cannot cover: frees are left "
+                        "to the runtime, which waits", d);
             PC_STAT_INC(fence_blind);
             rc = -1;
             break;

@@ -193,7 +193,7 @@ static int pc_find_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
         return 0;
     if (f->major_seen) {
         /* libcudart.so.N with N not a major pincache has wrappers for */
-        int n = atoi(base + 12);
+        int n = atoi(base + 13);   /* after "libcudart.so." */
         if (strncmp(base, "libcudart.so.", 13) == 0 && n != 12 && n != 13) {
             *f->major_seen = n;
             return 1;
@@ -247,7 +247,10 @@ PC_NO_SAN int pc_real_major_of(const char *path)
 }
 
 /* A loaded cudart of a major without versioned wrappers: its references
- * bind past pincache to the real library.  Said once. */
+ * bind past pincache to the real library.  Said once.  Looked for at the
+ * first resolution of a runtime function. */
+static int pc_unknown_major;   /* atomic: that major, or 0 */
+
 static void pc_warn_unknown_major(void)
 {
     static int checked, once;
@@ -256,10 +259,17 @@ static void pc_warn_unknown_major(void)
 
     if (__atomic_exchange_n(&checked, 1, __ATOMIC_RELAXED))
         return;
-    if (dl_iterate_phdr(pc_find_lib_cb, &f) && n)
+    if (dl_iterate_phdr(pc_find_lib_cb, &f) && n) {
+        __atomic_store_n(&pc_unknown_major, n, __ATOMIC_RELAXED);
         pc_log_once(&once, PC_LOG_WARN,
                     "libcudart.so.%d is loaded: pincache has wrappers for majors 12 and 13 only, so that "
                     "runtime's calls pass through uncached", n);
+    }
+}
+
+int pc_real_unknown_major(void)
+{
+    return __atomic_load_n(&pc_unknown_major, __ATOMIC_RELAXED);
 }
 
 static void *pc_resolve_runtime(int major, const char *name)

@@ -62,6 +62,11 @@ PC_NO_SAN int pc_is_self(void *addr);
  * RTLD_LOCAL; 1 when found (path may be NULL). */
 int pc_loaded_path(const char *prefix, char *path, size_t n);
 
+/* The major of a loaded libcudart pincache has no wrappers for (seen at
+ * the first resolution of a runtime function), or 0: its streams may be
+ * ones pincache never sees created. */
+int pc_real_unknown_major(void);
+
 /* Name of the object the runtime was resolved from (for the report), or NULL. */
 const char *pc_real_source(void);
 

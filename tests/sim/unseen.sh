@@ -5,7 +5,9 @@
 # (PINCACHE_FENCE=runtime): there the shim hooks dlvsym, and a stream it
 # learns of too late makes it stop caching frees, with one warning and the
 # fence_blind counter.  -n (nothing reaches the shim) is covered by
-# context-wide fences only: that run is the limit, checked under context.
+# context-wide fences only: that run is the limit, checked under context,
+# and under runtime fences with a cudart major the shim has no wrappers for
+# loaded (the shim then stops caching frees).
 . "$top_srcdir/tests/sim/common.sh"
 tap_program "plain -v" plain "$SIM_BIN/unseen" -v
 tap_program "plain -c" plain "$SIM_BIN/unseen" -c
@@ -16,6 +18,17 @@ if have_shim; then
 		done
 	done
 	PINCACHE_FENCE=context tap_program "shim context -n" shim "$SIM_BIN/unseen" -n
+	# A cudart of a major the shim has no wrappers for (any library so
+	# named) may make streams it never sees: under runtime fences, -n too
+	# must then be safe.
+	lib11=$top_builddir/tests/driver/libnext_b.so
+	if [ -f "$lib11" ]; then
+		cp "$lib11" "$SIM_TMP/libcudart.so.11"
+		PINCACHE_FENCE=runtime PINCACHE_PRELOAD_EXTRA="$SIM_TMP/libcudart.so.11" \
+			tap_program "shim runtime -n, libcudart.so.11 loaded" shim "$SIM_BIN/unseen" -n
+	else
+		tap_skip "no library to load as libcudart.so.11"
+	fi
 	PINCACHE_FENCE=runtime PINCACHE_REPORT="$SIM_TMP/r.json" run_prog shim "$SIM_BIN/unseen" -c \
 		>/dev/null 2>"$SIM_TMP/err"
 	n=$(grep -c 'did not see created' "$SIM_TMP/err")
