@@ -580,7 +580,9 @@ void pc_fence_blind(int dev)
         __atomic_store_n(&pc_blind_any, 1, __ATOMIC_RELAXED);
 }
 
-/* An unknown handle is a stream pincache did not see created.  A blocking
+/* An unknown handle is a stream pincache did not see created.  The last
+ * handle this thread found known, blocking or already reported is not
+ * looked up again.  A blocking
  * one is covered by the legacy stream's event (measured); a non-blocking
  * one may be reading a block that is freed later: blind.  Its device is
  * the stream's own where the runtime can say, else the current one.  The
@@ -621,6 +623,7 @@ void pc_fence_stream_seen(cudaStream_t s)
             dev = -1;
     }
     pc_fence_blind(dev);
+    pc_tls_known = s;          /* said once: the device stays blind */
 }
 
 void pc_fence_stream_destroying(cudaStream_t s)
