@@ -68,13 +68,13 @@ echo "# device: $(grep -m1 '^devices=' "$logdir/probe.log"), arch $PC_ARCH, nvcc
 echo "# shim: $lib"
 
 # ---- build (in parallel)
-progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky gpu_order)
+progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky gpu_order gpu_ctx)
 declare -A built=()
 pids=()
 for p in "${progs[@]}"; do
     case $p in
     gpu_integrity_ptds) src=gpu_integrity.cu; extra=(--default-stream per-thread) ;;
-    gpu_errors | gpu_capture) src=$p.cu; extra=(-lcuda) ;;
+    gpu_errors | gpu_capture | gpu_ctx) src=$p.cu; extra=(-lcuda) ;;
     *) src=$p.cu; extra=() ;;
     esac
     pc_build "$outdir/$p" "$srcdir/tests/gpu/$src" "${extra[@]}" >"$logdir/build-$p.log" 2>&1 &
@@ -377,6 +377,36 @@ if [ "${built[gpu_sticky]}" = 1 ]; then
     done
 else
     notok "gpu_sticky # not built"
+fi
+
+# ---- context teardown: dead blocks stay dead, new ones are live, plain
+# and under the shim, with the same answers (gpu_ctx.cu)
+if [ "${built[gpu_ctx]}" = 1 ]; then
+    declare -A ctx_out=()
+    for mode in plain shim; do
+        case $mode in
+        plain) run gpu_ctx.plain 60 "$outdir/gpu_ctx" ;;
+        shim) shim_env gpu_ctx.shim
+              run gpu_ctx.shim 60 "${senv[@]}" "$outdir/gpu_ctx" ;;
+        esac
+        ctx_out[$mode]=$out
+        if [ "$rc" = 0 ] && ! grep -q '^not ok' "$out"; then
+            ok "gpu_ctx [$mode]: $(grep -c '^ok' "$out") checks passed"
+        else
+            notok "gpu_ctx [$mode] (exit $rc)"
+            grep '^not ok' "$out" | diag
+            tail_logs "$err"
+        fi
+    done
+    grep -E '^OUTCOME' "${ctx_out[plain]}" | sed 's/^OUTCOME //' | diag
+    if diff <(grep '^OUTCOME' "${ctx_out[plain]}") <(grep '^OUTCOME' "${ctx_out[shim]}") >/dev/null; then
+        ok "gpu_ctx: every answer under the shim is the plain runtime's"
+    else
+        notok "gpu_ctx: answers under the shim differ from plain (- plain, + shim)"
+        diff -U0 <(grep '^OUTCOME' "${ctx_out[plain]}") <(grep '^OUTCOME' "${ctx_out[shim]}") | grep '^[-+][^-+]' | diag
+    fi
+else
+    notok "gpu_ctx # not built"
 fi
 
 echo "1..$n"

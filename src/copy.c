@@ -20,6 +20,8 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
         if (pc_hostmem_owns(src) || pc_hostmem_owns(dst))
             PC_STAT_INC(memcpy_cached_src);
         pc_diag_copy(dst, src, n, kind, stream, how);
+        if (how == PC_COPY_ASYNC || how == PC_COPY_ASYNC_PTSZ)
+            pc_stream_seen(stream);
     }
     cudaError_t staged;
     if (pc_stage_copy(dst, src, n, kind, stream, how, &staged))

@@ -14,6 +14,10 @@ CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const C
                                                   const CUgraphEdgeData *data, size_t n, CUstreamCaptureMode mode);
 CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream s, CUgraph *g);
 CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *status);
+/* The older cuCtxCreate ABIs libcuda still exports (cuda.h maps the name to _v4). */
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n, unsigned int flags,
+                                CUdevice dev);
 typedef CUresult CUDAAPI pc_cuGetProcAddress_v1_t(const char *symbol, void **pfn, int cudaVersion,
                                                   cuuint64_t flags);
 extern __host__ cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr,

@@ -36,6 +36,13 @@ struct pc_stream {
 
 int pc_fence_broken;
 
+/* Devices (bit d) with a non-blocking stream pincache did not see created,
+ * and the same for a device it cannot name (pc_blind_any; also while a
+ * cudart of a major pincache has no wrappers for is loaded).  Atomics;
+ * cleared only by that device's reset, which destroys the stream. */
+static uint64_t pc_blind_mask;
+static int pc_blind_any;
+
 /* F.lock protects every field but done_upto and devmask, which are atomics.
  * CUDA event calls are made under F.lock (never under the pool's lock). */
 struct pc_fence_state {
@@ -322,7 +329,15 @@ refused:
     return -1;
 }
 
+static int pc_is_blind(int dev)
+{
+    return __atomic_load_n(&pc_blind_any, __ATOMIC_RELAXED) || pc_real_unknown_major() ||
+           (__atomic_load_n(&pc_blind_mask, __ATOMIC_RELAXED) & (1ull << dev)) != 0;
+}
+
 /* Cover every device and stream into f; *busy: work was in flight.
+ * A device fenced stream by stream that has a stream pincache cannot see
+ * cannot be covered: -1, and the free goes to the runtime (which waits).
  * F.lock held. */
 static int pc_cover_all(struct pc_fence *f, int *busy)
 {
@@ -347,6 +362,17 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
         }
         if (pc_use_ctx() && pc_cover_context(f, d, busy) == 0)
             continue;
+        if (pc_is_blind(d)) {
+            static int once;
+            pc_log_once(&once, PC_LOG_WARN,
+                        "device %d may have non-blocking streams pincache did not see created (a handle it never "
+                        "saw made, or a cudart major it has no wrappers for), which fences made stream by stream "
+                        "(PINCACHE_FENCE=runtime or driver, or no cuCtxRecordEvent) cannot cover: frees are left "
+                        "to the runtime, which waits", d);
+            PC_STAT_INC(fence_blind);
+            rc = -1;
+            break;
+        }
         rc = pc_cover_stream(f, cudaStreamLegacy, d, 1, busy);
         HASH_ITER(hh, F.streams, st, tmp) {
             if (rc == 0 && st->dev == d && st->nonblocking)
@@ -546,6 +572,60 @@ void pc_fence_stream_created(cudaStream_t s, unsigned int flags)
     PC_STAT_INC(streams_created);
 }
 
+void pc_fence_blind(int dev)
+{
+    if (dev >= 0 && dev < PC_MAX_DEV)
+        __atomic_fetch_or(&pc_blind_mask, 1ull << dev, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(&pc_blind_any, 1, __ATOMIC_RELAXED);
+}
+
+/* An unknown handle is a stream pincache did not see created.  The last
+ * handle this thread found known, blocking or already reported is not
+ * looked up again.  A blocking
+ * one is covered by the legacy stream's event (measured); a non-blocking
+ * one may be reading a block that is freed later: blind.  Its device is
+ * the stream's own where the runtime can say, else the current one.  The
+ * queries must leave no last error behind (the program's call that follows
+ * gives the runtime's own answer for a bad handle). */
+static __thread cudaStream_t pc_tls_known;
+
+void pc_fence_stream_seen(cudaStream_t s)
+{
+    struct pc_stream *st;
+    unsigned int flags = 0;
+    int dev = -1;
+    cudaError_t pending;
+
+    if (s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread || s == pc_tls_known)
+        return;
+    pthread_mutex_lock(&F.lock);
+    HASH_FIND_PTR(F.streams, &s, st);
+    pthread_mutex_unlock(&F.lock);
+    if (st) {
+        pc_tls_known = s;
+        return;
+    }
+    pending = PC_CALL_REAL(cudaPeekAtLastError);
+    if (PC_CALL_REAL(cudaStreamGetFlags, s, &flags) != cudaSuccess) {
+        if (pending == cudaSuccess)
+            PC_CALL_REAL(cudaGetLastError);
+        return;
+    }
+    if (!(flags & cudaStreamNonBlocking)) {
+        pc_tls_known = s;
+        return;
+    }
+    if (!PC_REAL(cudaStreamGetDevice) || PC_CALL_REAL(cudaStreamGetDevice, s, &dev) != cudaSuccess) {
+        if (PC_REAL(cudaStreamGetDevice) && pending == cudaSuccess)
+            PC_CALL_REAL(cudaGetLastError);
+        if (PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess)
+            dev = -1;
+    }
+    pc_fence_blind(dev);
+    pc_tls_known = s;          /* said once: the device stays blind */
+}
+
 void pc_fence_stream_destroying(cudaStream_t s)
 {
     struct pc_stream *st = NULL;
@@ -574,6 +654,8 @@ void pc_fence_stream_destroying(cudaStream_t s)
         free(st);
     }
     pthread_mutex_unlock(&F.lock);
+    if (!st)
+        pc_fence_stream_seen(s);
 }
 
 void pc_fence_device_used(int dev)
@@ -625,4 +707,55 @@ void pc_fence_forget_all(void)
         F.evpool[d] = NULL;
     __atomic_store_n(&F.done_upto, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&F.devmask, 0, __ATOMIC_RELAXED);
+}
+
+/* Drop one reference to e, which belongs to a context being destroyed:
+ * it never goes back to the event pool (F.lock held). */
+static void pc_ev_forget(struct pc_ev *e)
+{
+    if (--e->refs <= 0)
+        free(e);
+}
+
+void pc_fence_forget_device(int dev)
+{
+    struct pc_fence *f;
+    struct pc_stream *st, *tmp;
+    struct pc_ev *e, **zp;
+    int k;
+
+    if (dev < 0 || dev >= PC_MAX_DEV)
+        return;
+    pthread_mutex_lock(&F.lock);
+    for (f = F.head; f; f = f->next) {
+        for (int i = k = 0; i < f->n; i++) {
+            if (f->ev[i]->dev == dev)
+                pc_ev_forget(f->ev[i]);
+            else
+                f->ev[k++] = f->ev[i];
+        }
+        f->n = k;
+    }
+    for (zp = &F.zombies; (e = *zp) != NULL;) {
+        if (e->dev == dev) {
+            *zp = e->next;
+            pc_ev_forget(e);
+        } else {
+            zp = &e->next;
+        }
+    }
+    while ((e = F.evpool[dev]) != NULL) {
+        F.evpool[dev] = e->next;
+        free(e);
+    }
+    HASH_ITER(hh, F.streams, st, tmp) {
+        if (st->dev == dev) {
+            HASH_DEL(F.streams, st);
+            free(st);
+        }
+    }
+    /* Made current again, it counts again (pc_fence_device_used). */
+    __atomic_fetch_and(&F.devmask, ~(1ull << dev), __ATOMIC_RELAXED);
+    __atomic_fetch_and(&pc_blind_mask, ~(1ull << dev), __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&F.lock);
 }

@@ -52,6 +52,16 @@ int pc_fence_busy_now(void);
 extern __thread int pc_tls_ptstream;
 
 void pc_fence_stream_created(cudaStream_t s, unsigned int flags);
+/* A stream handle reached an interposed call: one pincache did not see
+ * created makes its device blind if it is non-blocking. */
+void pc_fence_stream_seen(cudaStream_t s);
+/* Device dev (-1: one pincache cannot name, so every device) may have
+ * non-blocking streams pincache cannot see.  Where fences go stream by
+ * stream, frees there are then not cached (pc_fence_record fails, with one
+ * warning): the caller frees for real, and the runtime waits.
+ * Context-wide fences (PINCACHE_FENCE=context) cover unseen streams and
+ * are not affected. */
+void pc_fence_blind(int dev);
 void pc_fence_stream_destroying(cudaStream_t s);
 void pc_fence_device_used(int dev);
 void pc_fence_capture_begin(void);
@@ -60,8 +70,13 @@ void pc_fence_capture_end(void);
 int pc_fence_capturing(void);
 
 /* Forget every event and stream without any CUDA call: in a forked child
- * (the parent's CUDA state is not ours), and after a device reset. */
+ * (the parent's CUDA state is not ours). */
 void pc_fence_forget_all(void);
+/* Forget device dev's events and streams without any CUDA call: its
+ * context is about to be destroyed (a device reset), and with it they are;
+ * work it had in flight no longer holds any fence.  Other devices' fences,
+ * events and streams stay. */
+void pc_fence_forget_device(int dev);
 
 /* A CUDA error other than "not ready" came back from a fence operation. */
 extern int pc_fence_broken;

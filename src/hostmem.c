@@ -108,10 +108,10 @@ struct pc_alloc_call {
 static __thread struct pc_alloc_call *pc_tls_alloc;
 
 /* The cache keeps blocks apart by the flags that change what the program can
- * observe: Portable and WriteCombined, packed into a key 0..3.  Mapped is
- * always reported (measured: cudaHostGetFlags says f|Mapped for every f), so
- * every block is allocated Mapped.  Unknown flag bits go to the runtime,
- * which rejects them. */
+ * observe: Portable and WriteCombined, packed into 0..3.  Mapped is always
+ * reported (measured: cudaHostGetFlags says f|Mapped for every f), so every
+ * block is allocated Mapped.  Unknown flag bits go to the runtime, which
+ * rejects them. */
 static int pc_flags_key(unsigned int flags, unsigned *key)
 {
     const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
@@ -121,8 +121,76 @@ static int pc_flags_key(unsigned int flags, unsigned *key)
     return 0;
 }
 
+/* Contexts the program created (cuCtxCreate), live.  While one is current
+ * pincache neither serves allocations nor fences frees: its blocks belong
+ * to it, and its events and streams die with it.  Read lock-free when
+ * there are none (the common case: no cuCtxGetCurrent at all). */
+#define PC_MAX_CREATED 64
+static pthread_mutex_t pc_created_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext pc_created[PC_MAX_CREATED];   /* pc_created_lock */
+static int pc_ncreated;                        /* atomic; written under pc_created_lock */
+static int pc_created_lost;                    /* more than PC_MAX_CREATED: every context counts */
+
+static int pc_ctx_created_current(void)
+{
+    CUcontext c = NULL;
+    int found;
+
+    if (!__atomic_load_n(&pc_ncreated, __ATOMIC_ACQUIRE))
+        return 0;
+    if (PC_CALL_DRV(cuCtxGetCurrent, &c) != CUDA_SUCCESS || !c)
+        return 0;
+    pthread_mutex_lock(&pc_created_lock);
+    found = pc_created_lost;
+    for (int i = 0; i < PC_MAX_CREATED && !found; i++)
+        found = pc_created[i] == c;
+    pthread_mutex_unlock(&pc_created_lock);
+    return found;
+}
+
+static void pc_created_set(CUcontext old, CUcontext ctx)
+{
+    int i;
+
+    pthread_mutex_lock(&pc_created_lock);
+    for (i = 0; i < PC_MAX_CREATED && pc_created[i] != old; i++)
+        ;
+    if (i < PC_MAX_CREATED) {
+        pc_created[i] = ctx;
+        __atomic_store_n(&pc_ncreated, pc_ncreated + (ctx ? 1 : -1), __ATOMIC_RELEASE);
+    } else if (ctx) {
+        pc_created_lost = 1;
+        __atomic_store_n(&pc_ncreated, pc_ncreated + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&pc_created_lock);
+}
+
+/* ... and by their home, the device whose context allocates them (drv: a
+ * driver-API call, whose context is the current one).  A block belongs to
+ * the context that allocated it, Portable or not: cudaPointerGetAttributes
+ * names that device, and resetting it frees the block, so a block of
+ * device 0 handed to a program that asked with device 1 current would
+ * answer device 0 and die with device 0's context.  -1: pass through (bad
+ * flags, no device or context: the real call gives the error). */
+static int pc_block_key(unsigned int flags, int drv, unsigned *key)
+{
+    CUdevice d = 0;
+    int dev = 0;
+
+    if (pc_flags_key(flags, key) != 0 || pc_ctx_created_current())
+        return -1;
+    if (drv ? PC_CALL_DRV(cuCtxGetDevice, &d) != CUDA_SUCCESS : PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess)
+        return -1;
+    dev = drv ? (int)d : dev;
+    if (dev < 0 || dev >= PC_POOL_NHOME)
+        return -1;
+    *key = PC_KEY(*key, dev);
+    return 0;
+}
+
 static unsigned int pc_key_flags(unsigned key)
 {
+    key = PC_KEY_FLAGS(key);
     return cudaHostAllocMapped | ((key & 1u) ? cudaHostAllocPortable : 0u) |
            ((key & 2u) ? cudaHostAllocWriteCombined : 0u);
 }
@@ -317,7 +385,7 @@ static int pc_alloc(const struct pc_flavour *fl, void **p, size_t size, unsigned
      * (measured on the H200); a block from the cache would hide both, and
      * the cache's event queries could be refused in turn.  And in a broken
      * context: the sticky error, not a block. */
-    if (!pc_caching() || !p || size == 0 || pc_flags_key(flags, &key) != 0 || pc_fence_capturing() > 0 ||
+    if (!pc_caching() || !p || size == 0 || pc_block_key(flags, !fl->runtime, &key) != 0 || pc_fence_capturing() > 0 ||
         !pc_context_ok())
         return pc_alloc_passthrough(fl, p, size, flags, alloc_host);
     pc_tls_alloc = &c;
@@ -388,8 +456,10 @@ static enum pc_free_how pc_take_back(void *p)
         break;
     }
     /* No query during a capture (the fence refuses it anyway): asking
-     * about the legacy stream could invalidate the capture. */
-    if ((pc_fence_capturing() == 0 && !pc_context_ok()) ||
+     * about the legacy stream could invalidate the capture.  No fence from
+     * a created context: its events would die with it, and its
+     * context-wide event would not cover the primary context's work. */
+    if (pc_ctx_created_current() || (pc_fence_capturing() == 0 && !pc_context_ok()) ||
         (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0))
         return pc_pool_forget(&pc_pool, p) == 0 ? PC_FREE_REAL : PC_FREE_INVALID;
     if (pc_pool_free(&pc_pool, p, seq) != PC_BLOCK_LIVE) {
@@ -452,9 +522,9 @@ CUresult pc_drv_device_used(CUresult r, CUdevice dev)
     return r;
 }
 
-/* A driver copy: its context's device is in use.  The context is asked
- * for its device only when it changed on this thread. */
-void pc_drv_copy_seen(void)
+/* A driver copy on stream s: its context's device is in use.  The context
+ * is asked for its device only when it changed on this thread. */
+void pc_drv_copy_seen(CUstream s)
 {
     static __thread CUcontext last;
     CUcontext cur = NULL;
@@ -463,6 +533,7 @@ void pc_drv_copy_seen(void)
     pc_mark_used();
     if (pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
         return;
+    pc_fence_stream_seen((cudaStream_t)s);
     if (PC_CALL_DRV(cuCtxGetCurrent, &cur) != CUDA_SUCCESS || !cur || cur == last)
         return;
     last = cur;
@@ -488,7 +559,7 @@ static int pc_get_flags(const struct pc_flavour *fl, unsigned int *flags, void *
             ? pc_pool_live_key(&pc_pool, p) : -1;
 
     if (key >= 0)
-        *flags = (*flags & ~(unsigned)cudaHostAllocPortable) | ((key & 1) ? cudaHostAllocPortable : 0u);
+        *flags = (*flags & ~(unsigned)cudaHostAllocPortable) | ((PC_KEY_FLAGS((unsigned)key) & 1u) ? cudaHostAllocPortable : 0u);
     return err;
 }
 
@@ -666,6 +737,13 @@ cudaError_t pc_stream_created(cudaError_t r, cudaStream_t *s, unsigned int flags
     return r;
 }
 
+/* A stream handle reached an interposed call (a copy). */
+void pc_stream_seen(cudaStream_t s)
+{
+    if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
+        pc_fence_stream_seen(s);
+}
+
 void pc_stream_destroying(cudaStream_t s)
 {
     if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
@@ -679,16 +757,69 @@ cudaError_t pc_device_set(cudaError_t r, int dev)
     return r;
 }
 
-/* A reset destroys the context's events and pinned allocations: forget the
- * cache (its blocks are gone) and the fences, then reset. */
+/* Device dev's primary context is about to be destroyed, and with it its
+ * streams, events and pinned allocations; nothing of other devices'. */
+static void pc_forget_device(int dev)
+{
+    if (dev < 0 || dev >= PC_POOL_NHOME || pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
+        return;
+    pc_stage_forget_device(dev);
+    pc_pool_drop_home(&pc_pool, (unsigned)dev);
+    pc_fence_forget_device(dev);
+}
+
+/* cudaDeviceReset resets the current device's primary context only. */
 cudaError_t pc_device_reset(void)
 {
+    int dev = -1;
+
     if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child) {
         pc_stage_device_reset();
-        pc_pool_drop_all(&pc_pool);
-        pc_fence_forget_all();
+        if (PC_CALL_REAL(cudaGetDevice, &dev) == cudaSuccess)
+            pc_forget_device(dev);
     }
     return PC_CALL_REAL(cudaDeviceReset);
+}
+
+/* cuDevicePrimaryCtxReset(dev) is a device reset of dev (measured: the
+ * blocks of its primary context are gone, their addresses handed out
+ * again). */
+CUresult pc_drv_primary_reset(CUdevice dev)
+{
+    pc_mark_used();
+    pc_forget_device((int)dev);
+    return PC_CALL_DRV(cuDevicePrimaryCtxReset_v2, dev);
+}
+
+/* A release destroys the primary context when it drops the last retain
+ * (measured: one program release after the runtime's own start-up does),
+ * which only the state after the call can tell. */
+CUresult pc_drv_primary_released(CUresult r, CUdevice dev)
+{
+    unsigned int flags = 0;
+    int active = 1;
+
+    pc_mark_used();
+    if (r == CUDA_SUCCESS && PC_CALL_DRV(cuDevicePrimaryCtxGetState, dev, &flags, &active) == CUDA_SUCCESS &&
+        !active)
+        pc_forget_device((int)dev);
+    return r;
+}
+
+CUresult pc_drv_ctx_created(CUresult r, CUcontext *pctx)
+{
+    pc_mark_used();
+    if (r == CUDA_SUCCESS && pctx && *pctx && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
+        pc_created_set(NULL, *pctx);
+    return r;
+}
+
+/* Nothing of a created context is cached, so nothing is forgotten. */
+CUresult pc_drv_ctx_destroyed(CUresult r, CUcontext ctx)
+{
+    if (r == CUDA_SUCCESS && ctx && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
+        pc_created_set(ctx, NULL);
+    return r;
 }
 
 cudaError_t pc_capture_began(cudaError_t r)

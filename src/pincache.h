@@ -78,7 +78,12 @@ CUresult pc_drv_host_register(void *p, size_t size, unsigned int flags);
 CUresult pc_drv_host_unregister(void *p);
 CUresult pc_drv_stream_created(CUresult r, CUstream *s, unsigned int flags);
 CUresult pc_drv_device_used(CUresult r, CUdevice dev);
-void pc_drv_copy_seen(void);
+/* Context teardown and creation (hostmem.c). */
+CUresult pc_drv_primary_reset(CUdevice dev);
+CUresult pc_drv_primary_released(CUresult r, CUdevice dev);
+CUresult pc_drv_ctx_created(CUresult r, CUcontext *pctx);
+CUresult pc_drv_ctx_destroyed(CUresult r, CUcontext ctx);
+void pc_drv_copy_seen(CUstream s);
 void pc_hostmem_init(void);
 void pc_hostmem_after_fork_child(void);
 void pc_hostmem_before_fork(void);   /* pthread_atfork prepare: count what the fork copies */
@@ -86,6 +91,7 @@ void pc_hostmem_before_fork(void);   /* pthread_atfork prepare: count what the f
 /* --- streams, devices, capture (hostmem.c) --- */
 cudaError_t pc_stream_created(cudaError_t r, cudaStream_t *s, unsigned int flags);
 void pc_stream_destroying(cudaStream_t s);
+void pc_stream_seen(cudaStream_t s);
 cudaError_t pc_device_set(cudaError_t r, int dev);
 cudaError_t pc_device_reset(void);
 cudaError_t pc_capture_began(cudaError_t r);

@@ -57,9 +57,16 @@ static void pc_alloc_cost_learn(struct pc_pool *p, size_t size, uint64_t ns)
 
 /* --- idle lists (lock held) --- */
 
+/* The idle list of a block's class and key (its home's lists exist: the
+ * block was handed out through them). */
+static struct pc_bucket *pc_bucket_of(struct pc_pool *p, const struct pc_block *b)
+{
+    return &p->home[PC_KEY_HOME(b->key)]->bucket[b->cls][PC_KEY_FLAGS(b->key)];
+}
+
 static void pc_idle_push(struct pc_pool *p, struct pc_block *b)
 {
-    struct pc_bucket *q = &p->bucket[b->cls][b->key];
+    struct pc_bucket *q = pc_bucket_of(p, b);
     /* Blocks with nothing to wait for go first: they can be handed out now. */
     if (b->fence == 0 || !q->head) {
         b->prev = NULL;
@@ -83,7 +90,7 @@ static void pc_idle_push(struct pc_pool *p, struct pc_block *b)
 
 static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
 {
-    struct pc_bucket *q = &p->bucket[b->cls][b->key];
+    struct pc_bucket *q = pc_bucket_of(p, b);
     if (b->prev) b->prev->next = b->next; else q->head = b->next;
     if (b->next) b->next->prev = b->prev; else q->tail = b->prev;
     if (b->lru_prev) b->lru_prev->lru_next = b->lru_next; else p->lru_head = b->lru_next;
@@ -225,11 +232,15 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
     unsigned idle;
 
     *hit = 0;
-    if (size == 0 || key >= PC_NKEY)
+    if (size == 0 || PC_KEY_HOME(key) >= PC_POOL_NHOME)
         return -1;
-    q = &p->bucket[cls][key];
 
     pthread_mutex_lock(&p->lock);
+    if (!p->home[PC_KEY_HOME(key)] && (p->home[PC_KEY_HOME(key)] = calloc(1, sizeof(struct pc_home))) == NULL) {
+        pthread_mutex_unlock(&p->lock);
+        return -1;
+    }
+    q = &p->home[PC_KEY_HOME(key)]->bucket[cls][PC_KEY_FLAGS(key)];
     b = pc_take_ready(p, q, req, &wait_seq, &idle);
     pthread_mutex_unlock(&p->lock);
     if (!b && wait_seq) {
@@ -383,27 +394,29 @@ void pc_pool_enforce_cap(struct pc_pool *p)
     pc_pool_trim(p, p->max_cached);
 }
 
-void pc_pool_drop_all(struct pc_pool *p)
+void pc_pool_drop_home(struct pc_pool *p, unsigned home)
 {
     struct pc_block *b, *tmp;
     int64_t live = 0, cached = 0, held = 0, req = 0;
 
     pthread_mutex_lock(&p->lock);
     HASH_ITER(hh, p->reg.by_ptr, b, tmp) {
-        if (b->idle)
+        if (PC_KEY_HOME(b->key) != home)
+            continue;
+        if (b->idle) {
             cached += (int64_t)b->size;
-        else {
+            pc_idle_unlink(p, b);
+        } else {
             live += (int64_t)b->size;
             req += (int64_t)b->req;
+            p->req_live -= b->req;
         }
         held += (int64_t)b->size;
+        p->held -= b->size;
         pc_registry_del(&p->reg, b);
         b->next = p->dropped;       /* kept reachable; never used again */
         p->dropped = b;
     }
-    memset(p->bucket, 0, sizeof p->bucket);
-    p->lru_head = p->lru_tail = NULL;
-    p->cached = p->held = p->req_live = 0;
     pthread_mutex_unlock(&p->lock);
     PC_GAUGE_ADD(cached_bytes, -cached);
     PC_GAUGE_ADD(live_bytes, -live);

@@ -15,7 +15,14 @@
 #define PC_CLASS_SMALL    (64u * 1024u)
 #define PC_CLASS_MAXSHIFT 48         /* larger requests are not cached */
 #define PC_NCLASS (16 + (PC_CLASS_MAXSHIFT - 16) * 8)
-#define PC_NKEY 4                    /* key = flags & (Portable|WriteCombined), packed */
+#define PC_NKEY 4                    /* flags & (Portable|WriteCombined), packed */
+/* A block's key is its flags (PC_NKEY of them) and its home: the device
+ * whose context allocated it.  A block is handed out only for a request of
+ * the same key, and a device reset forgets the blocks of its home. */
+#define PC_POOL_NHOME 64
+#define PC_KEY(flags, home) ((flags) | (unsigned)(home) * PC_NKEY)
+#define PC_KEY_FLAGS(key) ((key) % PC_NKEY)
+#define PC_KEY_HOME(key) ((key) / PC_NKEY)
 
 /* Class size for a request of n > 0 bytes, and its index; 0 when n is too
  * large to be cached. */
@@ -40,6 +47,7 @@ struct pc_pool_ops {
 enum pc_block_state { PC_BLOCK_NONE = 0, PC_BLOCK_LIVE, PC_BLOCK_IDLE };
 
 struct pc_bucket { struct pc_block *head, *tail; unsigned n; };
+struct pc_home { struct pc_bucket bucket[PC_NCLASS][PC_NKEY]; };
 
 struct pc_pool {
     /* lock protects everything below; never held across an ops call */
@@ -48,13 +56,13 @@ struct pc_pool {
     void *ctx;
     size_t max_cached;               /* cap on idle bytes; read-only after init */
     struct pc_registry reg;
-    struct pc_bucket bucket[PC_NCLASS][PC_NKEY];
+    struct pc_home *home[PC_POOL_NHOME];   /* idle lists, made on a home's first use */
     struct pc_block *lru_head, *lru_tail;
     size_t cached;                   /* idle bytes */
     size_t held;                     /* real bytes owned, live or idle */
     size_t req_live, req_peak;       /* bytes the program asked for: now, and at most */
     unsigned headroom_pct;           /* read-only after init */
-    struct pc_block *dropped;        /* blocks forgotten by pc_pool_drop_all */
+    struct pc_block *dropped;        /* blocks forgotten by pc_pool_drop_home */
     /* Cost model of a real allocation, ns = fixed + per_mib * MiB, kept as
      * moving averages of what the real calls took (seeded from the H200
      * measurements: 0.53 ms up to 1 MB, 5.2 ms at 16 MB). */
@@ -75,7 +83,8 @@ void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, s
  * fill one while the GPU reads the other); with two or more, wait for the
  * oldest at most as long as a real allocation is expected to take.
  * Returns 0 or the runtime's error; *hit says which way it was served.
- * A request too large to cache returns -1: the caller passes it through. */
+ * A request too large to cache, or of a home beyond PC_POOL_NHOME, returns
+ * -1: the caller passes it through. */
 int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit);
 
 /* What the pool knows of ptr: exact base only, or any pointer inside a block. */
@@ -98,9 +107,10 @@ int pc_pool_forget(struct pc_pool *p, void *ptr);
  * trims regardless once the idle bytes exceed the cap by 1/8. */
 void pc_pool_enforce_cap(struct pc_pool *p);
 
-/* Forget every block without releasing it: the runtime already did
- * (cudaDeviceReset frees the context's allocations). */
-void pc_pool_drop_all(struct pc_pool *p);
+/* Forget every block of that home, live or idle, without releasing it: the
+ * runtime already did (a device reset frees its context's allocations, and
+ * only those).  Blocks of other homes stay. */
+void pc_pool_drop_home(struct pc_pool *p, unsigned home);
 
 /* Release least-recently-freed idle blocks until idle bytes <= target. */
 void pc_pool_trim(struct pc_pool *p, size_t target);

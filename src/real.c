@@ -16,7 +16,9 @@
  * makes itself get driver-built stand-ins (rtdrv.c). */
 #include "config.h"
 #include <dlfcn.h>
+#include <elf.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "real.h"
@@ -54,15 +56,109 @@ static struct pc_lib pc_libs[PC_NLIB] = {
 typedef void *(*pc_dlsym_fn)(void *, const char *);
 static pc_dlsym_fn pc_libc_dlsym;   /* written once (idempotent), atomics */
 
-/* dlvsym is not interposed, so it reaches the C library; RTLD_NEXT from
- * here names the first dlsym after libpincache (never libpincache's own). */
+/* The C library's dlvsym.  libpincache exports dlvsym itself
+ * (intercept/dlsym.c), and every lookup function the C library offers is
+ * dlsym or dlvsym, so the real one is found in the C library's own
+ * dynamic symbol table (GNU hash), read in place: no call, no allocation.
+ * Before glibc 2.34 it is in libdl. */
+struct pc_elf_find { const char *name; void *found; };
+
+PC_NO_SAN static size_t pc_gnu_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+PC_NO_SAN static uint32_t pc_gnu_hash(const char *s)
+{
+    uint32_t h = 5381;
+    for (; *s; s++)
+        h = h * 33 + (unsigned char)*s;
+    return h;
+}
+
+/* String helpers of its own: this runs inside a sanitizer runtime's
+ * start-up, whose string interceptors are not set up yet. */
+PC_NO_SAN static int pc_starts(const char *s, const char *prefix)
+{
+    while (*prefix && *s == *prefix)
+        s++, prefix++;
+    return *prefix == 0;
+}
+
+PC_NO_SAN static int pc_elf_find_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct pc_elf_find *f = data;
+    const char *base = info->dlpi_name;
+    const ElfW(Sym) *sym = NULL;
+    const char *str = NULL;
+    const uint32_t *gh = NULL;
+    const ElfW(Dyn) *d = NULL;
+
+    for (const char *c = base; c && *c; c++)
+        if (*c == '/')
+            base = c + 1;
+    if (!base || (!pc_starts(base, "libc.so") && !pc_starts(base, "libdl.so")))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    for (; d && d->d_tag != DT_NULL; d++) {
+        /* The loader relocates these in place on most targets, not all. */
+        ElfW(Addr) a = d->d_un.d_ptr < info->dlpi_addr ? d->d_un.d_ptr + info->dlpi_addr : d->d_un.d_ptr;
+        if (d->d_tag == DT_SYMTAB)
+            sym = (const ElfW(Sym) *)a;
+        else if (d->d_tag == DT_STRTAB)
+            str = (const char *)a;
+        else if (d->d_tag == DT_GNU_HASH)
+            gh = (const uint32_t *)a;
+    }
+    if (!sym || !str || !gh)
+        return 0;
+    uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2], h = pc_gnu_hash(f->name);
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)&gh[4] + bloom_size);
+    const uint32_t *chain = buckets + nbuckets;
+    for (uint32_t i = nbuckets ? buckets[h % nbuckets] : 0; i >= symoffset && i != 0; i++) {
+        uint32_t h2 = chain[i - symoffset];
+        const char *nm = str + sym[i].st_name;
+        if ((h | 1) == (h2 | 1) && sym[i].st_shndx != SHN_UNDEF && pc_starts(nm, f->name) &&
+            nm[pc_gnu_len(f->name)] == 0 && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC) {
+            f->found = (void *)(info->dlpi_addr + sym[i].st_value);
+            return 1;
+        }
+        if (h2 & 1)
+            break;
+    }
+    return 0;
+}
+
+typedef void *(*pc_dlvsym_fn)(void *, const char *, const char *);
+static pc_dlvsym_fn pc_libc_dlvsym;   /* written once (idempotent), atomics */
+
+PC_NO_SAN void *pc_real_dlvsym_fn(void)
+{
+    pc_dlvsym_fn f = __atomic_load_n(&pc_libc_dlvsym, __ATOMIC_ACQUIRE);
+    struct pc_elf_find find = { "dlvsym", NULL };
+
+    if (!f && dl_iterate_phdr(pc_elf_find_cb, &find) && find.found) {
+        f = (pc_dlvsym_fn)find.found;
+        __atomic_store_n(&pc_libc_dlvsym, f, __ATOMIC_RELEASE);
+    }
+    return (void *)f;
+}
+
+/* RTLD_NEXT from here names the first dlsym after libpincache (never
+ * libpincache's own). */
 PC_NO_SAN void *pc_real_dlsym_fn(void)
 {
     static const char *const vers[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
     pc_dlsym_fn f = __atomic_load_n(&pc_libc_dlsym, __ATOMIC_ACQUIRE);
+    pc_dlvsym_fn v = (pc_dlvsym_fn)pc_real_dlvsym_fn();
 
-    for (size_t i = 0; !f && i < sizeof vers / sizeof vers[0]; i++) {
-        f = (pc_dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", vers[i]);
+    for (size_t i = 0; v && !f && i < sizeof vers / sizeof vers[0]; i++) {
+        f = (pc_dlsym_fn)v(RTLD_NEXT, "dlsym", vers[i]);
         if (f)
             __atomic_store_n(&pc_libc_dlsym, f, __ATOMIC_RELEASE);
     }
@@ -97,7 +193,7 @@ static int pc_find_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
         return 0;
     if (f->major_seen) {
         /* libcudart.so.N with N not a major pincache has wrappers for */
-        int n = atoi(base + 12);
+        int n = atoi(base + 13);   /* after "libcudart.so." */
         if (strncmp(base, "libcudart.so.", 13) == 0 && n != 12 && n != 13) {
             *f->major_seen = n;
             return 1;
@@ -151,7 +247,10 @@ PC_NO_SAN int pc_real_major_of(const char *path)
 }
 
 /* A loaded cudart of a major without versioned wrappers: its references
- * bind past pincache to the real library.  Said once. */
+ * bind past pincache to the real library.  Said once.  Looked for at the
+ * first resolution of a runtime function. */
+static int pc_unknown_major;   /* atomic: that major, or 0 */
+
 static void pc_warn_unknown_major(void)
 {
     static int checked, once;
@@ -160,10 +259,17 @@ static void pc_warn_unknown_major(void)
 
     if (__atomic_exchange_n(&checked, 1, __ATOMIC_RELAXED))
         return;
-    if (dl_iterate_phdr(pc_find_lib_cb, &f) && n)
+    if (dl_iterate_phdr(pc_find_lib_cb, &f) && n) {
+        __atomic_store_n(&pc_unknown_major, n, __ATOMIC_RELAXED);
         pc_log_once(&once, PC_LOG_WARN,
                     "libcudart.so.%d is loaded: pincache has wrappers for majors 12 and 13 only, so that "
                     "runtime's calls pass through uncached", n);
+    }
+}
+
+int pc_real_unknown_major(void)
+{
+    return __atomic_load_n(&pc_unknown_major, __ATOMIC_RELAXED);
 }
 
 static void *pc_resolve_runtime(int major, const char *name)

@@ -53,6 +53,8 @@ static inline void *pc_real_fn(int idx)
 PC_NO_SAN void *pc_real_dlsym(void *handle, const char *name);
 /* That dlsym itself (NULL if it cannot be found). */
 PC_NO_SAN void *pc_real_dlsym_fn(void);
+/* The C library's dlvsym (NULL if it cannot be found). */
+PC_NO_SAN void *pc_real_dlvsym_fn(void);
 
 /* Is addr inside libpincache itself?  (The "resolved to myself" trap.) */
 PC_NO_SAN int pc_is_self(void *addr);
@@ -65,6 +67,11 @@ int pc_loaded_path(const char *prefix, char *path, size_t n);
  * (sym, since CUDA version ver; the simulated device has no libcuda).  NULL
  * when neither has it. */
 void *pc_real_drv_entry(void *from_libcuda, const char *sym, unsigned int ver);
+
+/* The major of a loaded libcudart pincache has no wrappers for (seen at
+ * the first resolution of a runtime function), or 0: its streams may be
+ * ones pincache never sees created. */
+int pc_real_unknown_major(void);
 
 /* Name of the object the runtime was resolved from (for the report), or NULL. */
 const char *pc_real_source(void);

@@ -13,7 +13,7 @@ struct pc_block {
     void *ptr;
     size_t size;               /* bytes really allocated: the size class */
     size_t req;                /* bytes the program asked for (while live) */
-    unsigned key;              /* allocation flags that change behaviour */
+    unsigned key;              /* flags that change behaviour, and home device (PC_KEY) */
     unsigned cls;              /* size-class index */
     int idle;                  /* 1 while the cache holds it */
     uint64_t fence;            /* fence recorded at free; 0 = nothing to wait for */

@@ -926,7 +926,6 @@ int pc_stage_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind
 
 void pc_stage_device_reset(void)
 {
-    struct pc_ring *r;
     cudaError_t pending;
     int dev = -1;
 
@@ -938,7 +937,14 @@ void pc_stage_device_reset(void)
             pc_clear_own_error();
         return;
     }
-    if (dev < 0 || dev >= PC_STAGE_MAX_DEV)
+    pc_stage_forget_device(dev);
+}
+
+void pc_stage_forget_device(int dev)
+{
+    struct pc_ring *r;
+
+    if (pc_state.forked_child || dev < 0 || dev >= PC_STAGE_MAX_DEV)
         return;
     /* A blocking lock: a copy staging on this device now is racing the
      * program's own reset; let it finish first. */

@@ -16,5 +16,7 @@ void pc_stage_after_fork_child(void);
 /* Before the real cudaDeviceReset: the current device's ring (pinned chunks
  * and events) dies with its context; forget it. */
 void pc_stage_device_reset(void);
+/* The same for device dev (its primary context is destroyed). */
+void pc_stage_forget_device(int dev);
 
 #endif

@@ -10,9 +10,11 @@
  * RTLD_NEXT depends on who called, so that case jumps straight to the real
  * dlsym with the caller's return address intact (assembly below).
  *
- * dlvsym is left alone: the static cudart uses it for versioned glibc
- * symbols only, libcuda's symbols are unversioned, and real.c needs the
- * real dlvsym to find the real dlsym. */
+ * dlvsym gets the same substitution: a program that asks for
+ * dlvsym(handle, "cudaStreamCreateWithFlags", "libcudart.so.13") would
+ * otherwise create streams the fences never see.  (The static cudart uses
+ * it for versioned glibc symbols, which the hook leaves alone; real.c finds
+ * the C library's dlvsym in its symbol table.) */
 #include "config.h"
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -86,8 +88,16 @@ __attribute__((visibility("hidden"), used)) PC_NO_SAN void *pc_dlsym_hook(void *
     return pc_hook_symbol(name, pc_real_dlsym(handle, name));
 }
 
-/* The real dlsym, for the RTLD_NEXT jump; NULL until first needed. */
+__attribute__((visibility("hidden"), used)) PC_NO_SAN void *pc_dlvsym_hook(void *handle, const char *name,
+                                                                          const char *version)
+{
+    void *(*f)(void *, const char *, const char *) = (void *(*)(void *, const char *, const char *))pc_real_dlvsym_fn();
+    return f ? pc_hook_symbol(name, f(handle, name, version)) : NULL;
+}
+
+/* The real dlsym and dlvsym, for the RTLD_NEXT jump; NULL until first needed. */
 __attribute__((visibility("hidden"), used)) void *pc_dlsym_next;
+__attribute__((visibility("hidden"), used)) void *pc_dlvsym_next;
 
 __attribute__((visibility("hidden"), used)) PC_NO_SAN void *pc_dlsym_init(void)
 {
@@ -96,75 +106,97 @@ __attribute__((visibility("hidden"), used)) PC_NO_SAN void *pc_dlsym_init(void)
     return f;
 }
 
+__attribute__((visibility("hidden"), used)) PC_NO_SAN void *pc_dlvsym_init(void)
+{
+    void *f = pc_real_dlvsym_fn();
+    __atomic_store_n(&pc_dlvsym_next, f, __ATOMIC_RELEASE);
+    return f;
+}
+
 __attribute__((constructor(101))) static void pc_hooks_sort(void)
 {
     qsort(pc_hooks, PC_NHOOK, sizeof pc_hooks[0], pc_hook_cmp);
     __atomic_store_n(&pc_hooks_sorted, 1, __ATOMIC_RELEASE);
     pc_dlsym_init();
+    pc_dlvsym_init();
 }
 
-/* dlsym(handle, name): RTLD_NEXT ((void *)-1) tail-jumps to the real dlsym,
+/* name(handle, ...): RTLD_NEXT ((void *)-1) tail-jumps to the real one,
  * which then sees the original caller; everything else goes to
- * pc_dlsym_hook. */
+ * pc_<name>_hook.  Up to three arguments are kept across the first
+ * lookup of the real function. */
 #if defined(__x86_64__)
-__asm__(".text\n"
-        ".globl dlsym\n"
-        ".type dlsym, @function\n"
-        "dlsym:\n"
-        "  .cfi_startproc\n"
-        "  endbr64\n"
-        "  cmpq $-1, %rdi\n"
-        "  jne pc_dlsym_hook\n"
-        "  movq pc_dlsym_next(%rip), %rax\n"
-        "  testq %rax, %rax\n"
-        "  jne 1f\n"
-        "  pushq %rdi\n"
-        "  .cfi_adjust_cfa_offset 8\n"
-        "  pushq %rsi\n"
-        "  .cfi_adjust_cfa_offset 8\n"
-        "  subq $8, %rsp\n"
-        "  .cfi_adjust_cfa_offset 8\n"
-        "  call pc_dlsym_init\n"
-        "  addq $8, %rsp\n"
-        "  .cfi_adjust_cfa_offset -8\n"
-        "  popq %rsi\n"
-        "  .cfi_adjust_cfa_offset -8\n"
-        "  popq %rdi\n"
-        "  .cfi_adjust_cfa_offset -8\n"
-        "  testq %rax, %rax\n"
-        "  je pc_dlsym_hook\n"
-        "1:\n"
-        "  jmp *%rax\n"
-        "  .cfi_endproc\n"
-        ".size dlsym, .-dlsym\n");
+#define PC_DL_TRAMPOLINE(name)                                               \
+    __asm__(".text\n"                                                        \
+            ".globl " #name "\n"                                             \
+            ".type " #name ", @function\n"                                   \
+            #name ":\n"                                                      \
+            "  .cfi_startproc\n"                                             \
+            "  endbr64\n"                                                    \
+            "  cmpq $-1, %rdi\n"                                             \
+            "  jne pc_" #name "_hook\n"                                      \
+            "  movq pc_" #name "_next(%rip), %rax\n"                         \
+            "  testq %rax, %rax\n"                                           \
+            "  jne 1f\n"                                                     \
+            "  pushq %rdi\n"                                                 \
+            "  .cfi_adjust_cfa_offset 8\n"                                   \
+            "  pushq %rsi\n"                                                 \
+            "  .cfi_adjust_cfa_offset 8\n"                                   \
+            "  pushq %rdx\n"                                                 \
+            "  .cfi_adjust_cfa_offset 8\n"                                   \
+            "  call pc_" #name "_init\n"                                     \
+            "  popq %rdx\n"                                                  \
+            "  .cfi_adjust_cfa_offset -8\n"                                  \
+            "  popq %rsi\n"                                                  \
+            "  .cfi_adjust_cfa_offset -8\n"                                  \
+            "  popq %rdi\n"                                                  \
+            "  .cfi_adjust_cfa_offset -8\n"                                  \
+            "  testq %rax, %rax\n"                                           \
+            "  je pc_" #name "_hook\n"                                       \
+            "1:\n"                                                           \
+            "  jmp *%rax\n"                                                  \
+            "  .cfi_endproc\n"                                               \
+            ".size " #name ", .-" #name "\n");
+PC_DL_TRAMPOLINE(dlsym)
+PC_DL_TRAMPOLINE(dlvsym)
 #elif defined(__aarch64__)
-__asm__(".text\n"
-        ".globl dlsym\n"
-        ".type dlsym, %function\n"
-        ".p2align 2\n"
-        "dlsym:\n"
-        "  hint #34\n"
-        "  cmn x0, #1\n"
-        "  b.ne pc_dlsym_hook\n"
-        "  adrp x16, pc_dlsym_next\n"
-        "  ldr x16, [x16, #:lo12:pc_dlsym_next]\n"
-        "  cbnz x16, 1f\n"
-        "  stp x29, x30, [sp, #-32]!\n"
-        "  mov x29, sp\n"
-        "  stp x0, x1, [sp, #16]\n"
-        "  bl pc_dlsym_init\n"
-        "  mov x16, x0\n"
-        "  ldp x0, x1, [sp, #16]\n"
-        "  ldp x29, x30, [sp], #32\n"
-        "  cbnz x16, 1f\n"
-        "  b pc_dlsym_hook\n"
-        "1:\n"
-        "  br x16\n"
-        ".size dlsym, .-dlsym\n");
+#define PC_DL_TRAMPOLINE(name)                                               \
+    __asm__(".text\n"                                                        \
+            ".globl " #name "\n"                                             \
+            ".type " #name ", %function\n"                                   \
+            ".p2align 2\n"                                                   \
+            #name ":\n"                                                      \
+            "  hint #34\n"                                                   \
+            "  cmn x0, #1\n"                                                 \
+            "  b.ne pc_" #name "_hook\n"                                     \
+            "  adrp x16, pc_" #name "_next\n"                                \
+            "  ldr x16, [x16, #:lo12:pc_" #name "_next]\n"                   \
+            "  cbnz x16, 1f\n"                                               \
+            "  stp x29, x30, [sp, #-48]!\n"                                  \
+            "  mov x29, sp\n"                                                \
+            "  stp x0, x1, [sp, #16]\n"                                      \
+            "  str x2, [sp, #32]\n"                                          \
+            "  bl pc_" #name "_init\n"                                       \
+            "  mov x16, x0\n"                                                \
+            "  ldp x0, x1, [sp, #16]\n"                                      \
+            "  ldr x2, [sp, #32]\n"                                          \
+            "  ldp x29, x30, [sp], #48\n"                                    \
+            "  cbnz x16, 1f\n"                                               \
+            "  b pc_" #name "_hook\n"                                        \
+            "1:\n"                                                           \
+            "  br x16\n"                                                     \
+            ".size " #name ", .-" #name "\n");
+PC_DL_TRAMPOLINE(dlsym)
+PC_DL_TRAMPOLINE(dlvsym)
 #else
 /* Elsewhere RTLD_NEXT lookups are answered as if made from libpincache. */
 PC_EXPORT void *dlsym(void *handle, const char *name)
 {
     return pc_dlsym_hook(handle, name);
+}
+
+PC_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+{
+    return pc_dlvsym_hook(handle, name, version);
 }
 #endif

@@ -29,6 +29,12 @@ struct pc_gpa {
 };
 
 static const struct pc_gpa pc_gpa_tab[] = {
+    { "cuCtxCreate", 3020, 11040, 0, (void *)cuCtxCreate_v2 },
+    { "cuCtxCreate", 11040, 12050, 0, (void *)cuCtxCreate_v3 },
+    { "cuCtxCreate", 12050, INT_MAX, 0, (void *)cuCtxCreate_v4 },
+    { "cuCtxDestroy", 4000, INT_MAX, 0, (void *)cuCtxDestroy_v2 },
+    { "cuDevicePrimaryCtxRelease", 11000, INT_MAX, 0, (void *)cuDevicePrimaryCtxRelease_v2 },
+    { "cuDevicePrimaryCtxReset", 11000, INT_MAX, 0, (void *)cuDevicePrimaryCtxReset_v2 },
     { "cuDevicePrimaryCtxRetain", 7000, INT_MAX, 0, (void *)cuDevicePrimaryCtxRetain },
     { "cuGetProcAddress", 11030, 12000, 0, (void *)pc_cuGetProcAddress_v1 },
     { "cuGetProcAddress", 12000, INT_MAX, 0, (void *)cuGetProcAddress_v2 },

@@ -12,13 +12,19 @@
  * with CUDA_ERROR_INVALID_CONTEXT when none is current. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cuda.h>
 #include "../sim/sim_internal.h"
 
 #define API __attribute__((visibility("default")))
 
-struct CUctx_st { int dev; int refs; };
+/* A context owns the pinned blocks allocated while it is current, and
+ * destroying it frees them (measured on an H200, /work/facts/h200-ctx.md):
+ * cuCtxDestroy of a created context, cuDevicePrimaryCtxReset, and the
+ * cuDevicePrimaryCtxRelease that drops the last retain.  Created contexts
+ * are never freed (stale handles stay safe to read). */
+struct CUctx_st { int dev; int refs; int created; };
 static struct CUctx_st ctxs[SIM_MAX_DEVICES];
 static int inited;
 static __thread CUcontext cur_ctx;
@@ -79,7 +85,8 @@ API CUresult cuDeviceGet(CUdevice *d, int ordinal)
 	return CUDA_SUCCESS;
 }
 
-API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+/* The checks a call that makes a context of device dev into *pctx makes. */
+static CUresult ctx_args(CUcontext *pctx, CUdevice dev)
 {
 	int n = 0;
 	if (!inited)
@@ -87,8 +94,14 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	cudaGetDeviceCount(&n);
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dev < 0 || dev >= n)
-		return CUDA_ERROR_INVALID_DEVICE;
+	return dev < 0 || dev >= n ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	CUresult r = ctx_args(pctx, dev);
+	if (r)
+		return r;
 	ctxs[dev].dev = dev;
 	__atomic_fetch_add(&ctxs[dev].refs, 1, __ATOMIC_RELAXED);
 	*pctx = &ctxs[dev];
@@ -99,7 +112,31 @@ API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	if (dev < 0 || dev >= SIM_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
-	__atomic_fetch_sub(&ctxs[dev].refs, 1, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(&ctxs[dev].refs, 1, __ATOMIC_RELAXED) == 0)
+		sim_mem_drop_owner((uintptr_t)&ctxs[dev]);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= SIM_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	sim_mem_drop_owner((uintptr_t)&ctxs[dev]);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= SIM_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!flags || !active)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = 0;
+	*active = __atomic_load_n(&ctxs[dev].refs, __ATOMIC_RELAXED) > 0;
 	return CUDA_SUCCESS;
 }
 
@@ -108,7 +145,43 @@ API CUresult cuCtxSetCurrent(CUcontext ctx)
 	if (!inited)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	cur_ctx = ctx;
+	sim_tls_owner = (uintptr_t)ctx;
 	return ctx ? drv(cudaSetDevice(ctx->dev)) : CUDA_SUCCESS;
+}
+
+/* Made current on this thread (the stack is not modelled). */
+API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	CUresult r = ctx_args(pctx, dev);
+	struct CUctx_st *c;
+
+	if (r)
+		return r;
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->dev = dev;
+	c->refs = 1;
+	c->created = 1;
+	*pctx = c;
+	return cuCtxSetCurrent(c);
+}
+
+API CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev)
+{
+	return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+API CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ctx || !ctx->created || ctx->refs == 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	ctx->refs = 0;
+	sim_mem_drop_owner((uintptr_t)ctx);
+	if (cur_ctx == ctx)
+		cuCtxSetCurrent(NULL);
+	return CUDA_SUCCESS;
 }
 
 API CUresult cuCtxGetCurrent(CUcontext *pctx)
@@ -357,6 +430,11 @@ static const struct proc procs[] = {
 	{ "cuDeviceGetCount", 2000, 0, (void *)cuDeviceGetCount },
 	{ "cuDevicePrimaryCtxRetain", 7000, 0, (void *)cuDevicePrimaryCtxRetain },
 	{ "cuDevicePrimaryCtxRelease", 11000, 0, (void *)cuDevicePrimaryCtxRelease_v2 },
+	{ "cuDevicePrimaryCtxReset", 11000, 0, (void *)cuDevicePrimaryCtxReset_v2 },
+	{ "cuDevicePrimaryCtxGetState", 7000, 0, (void *)cuDevicePrimaryCtxGetState },
+	{ "cuCtxCreate", 3020, 0, (void *)cuCtxCreate_v2 },
+	{ "cuCtxCreate", 12050, 0, (void *)cuCtxCreate_v4 },
+	{ "cuCtxDestroy", 4000, 0, (void *)cuCtxDestroy_v2 },
 	{ "cuCtxSetCurrent", 4000, 0, (void *)cuCtxSetCurrent },
 	{ "cuCtxGetCurrent", 4000, 0, (void *)cuCtxGetCurrent },
 	{ "cuCtxGetDevice", 2000, 0, (void *)cuCtxGetDevice },

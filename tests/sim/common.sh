@@ -1,7 +1,8 @@
 # common.sh - sourced by the tests/sim/*.sh TAP scripts (POSIX sh).
 #
 #   run_prog plain|shim PROG ARGS...   run a test program (bounded in time);
-#                                      "shim": with LD_PRELOAD=$PINCACHE_LIB;
+#                                      "shim": with LD_PRELOAD=$PINCACHE_LIB
+#                                      (and $PINCACHE_PRELOAD_EXTRA after it);
 #                                      with SIM_EXPECT_RACES=1 set, races are
 #                                      the point of the run and ThreadSanitizer
 #                                      is told not to report them
@@ -43,7 +44,7 @@ run_prog() {
 	_mode=$1
 	shift
 	if [ "$_mode" = shim ]; then
-		_pre=$PINCACHE_LIB
+		_pre="$PINCACHE_LIB${PINCACHE_PRELOAD_EXTRA:+ $PINCACHE_PRELOAD_EXTRA}"
 		_rt=$(san_runtime "$1")
 		[ -n "$_rt" ] && _pre="$_rt $_pre"
 		set -- env LD_PRELOAD="$_pre" "$@"

@@ -61,6 +61,11 @@ cudaError_t simLaunch(cudaStream_t stream, void (*fn)(void *), void *arg, unsign
  * is broken and every call that touches it returns code (README, "Errors"). */
 cudaError_t simLaunchFault(cudaStream_t stream, cudaError_t code);
 
+/* cudaStreamCreateWithFlags under a name no shim interposes: a stream
+ * made by a path a shim cannot see (a library's private runtime, another
+ * cudart major, a lookup it does not hook). */
+cudaError_t simStreamCreateUnseen(cudaStream_t *stream, unsigned int flags);
+
 /* 1 when no operation is queued or running on any stream of any device. */
 int simDeviceIdle(void);
 

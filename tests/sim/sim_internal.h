@@ -197,7 +197,18 @@ struct sim_range {
 	enum sim_mem_type type;
 	unsigned flags;
 	int dev;
+	uintptr_t owner;	/* pinned allocations: the context they belong to */
 };
+
+/* The context current on this thread, which owns the pinned allocations
+ * it makes (measured on an H200: the runtime's cudaHostAlloc too).  Set by
+ * the driver double (tests/driver/sim_cuda.c); 0 in the runtime double,
+ * which models primary contexts only and never destroys one. */
+extern __thread uintptr_t sim_tls_owner;
+/* The context owner is destroyed: its pinned allocations are freed at
+ * once (measured: they are gone, and the driver hands their addresses out
+ * again).  Takes sim_mu. */
+void sim_mem_drop_owner(uintptr_t owner);
 
 /* The range containing p, or NULL.  Caller holds sim_mu; the pointer is
  * valid until sim_mu is released. */

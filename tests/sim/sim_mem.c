@@ -16,6 +16,7 @@
 static struct sim_range *ranges;
 static size_t nranges, cap_ranges;
 static size_t live_device[SIM_MAX_DEVICES];
+__thread uintptr_t sim_tls_owner;
 
 /* Index of the first range whose base is above p.  Caller holds sim_mu. */
 static size_t upper(uintptr_t p)
@@ -174,7 +175,7 @@ static cudaError_t host_alloc(void **p, size_t size, unsigned flags)
 	m = map(size);
 	pthread_mutex_lock(&sim_mu);
 	if (m) {
-		struct sim_range r = { (uintptr_t)m, size, MT_HOST_ALLOC, flags, sim_current_device() };
+		struct sim_range r = { (uintptr_t)m, size, MT_HOST_ALLOC, flags, sim_current_device(), sim_tls_owner };
 
 		ok = insert(&r);
 	} else {
@@ -260,6 +261,24 @@ SIM_API cudaError_t cudaFreeHost(void *ptr)
 	}
 	sim_gate_open();
 	return size ? cudaSuccess : sim_ret(cudaErrorInvalidValue);
+}
+
+void sim_mem_drop_owner(uintptr_t owner)
+{
+	pthread_mutex_lock(&sim_mu);
+	for (size_t i = 0; i < nranges;) {
+		struct sim_range r = ranges[i];
+
+		if (r.type != MT_HOST_ALLOC || r.owner != owner) {
+			i++;
+			continue;
+		}
+		remove_range(&ranges[i]);
+		sim_ctr.live_pinned_bytes -= r.size;
+		sim_ctr.live_pinned_blocks--;
+		munmap((void *)r.base, r.size);
+	}
+	pthread_mutex_unlock(&sim_mu);
 }
 
 /* ---- registered memory */

@@ -427,6 +427,11 @@ SIM_API cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned
 	return stream_create(pStream, flags, priority);
 }
 
+SIM_API cudaError_t simStreamCreateUnseen(cudaStream_t *pStream, unsigned int flags)
+{
+	return stream_create(pStream, flags, 0);
+}
+
 /* Returns at once; queued work still runs, then the worker ends. */
 SIM_API cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {

@@ -334,6 +334,37 @@ static void test_threads(void)
     ok(p.cached <= (2u << 20) + (2u << 20) / 8, "cap respected (with the busy-device slack)");
 }
 
+/* A block goes back only to requests of its home (the device whose context
+ * allocated it), and dropping a home forgets its blocks, live or idle,
+ * without releasing them, and nothing else. */
+static void test_homes(void)
+{
+    struct pc_pool p;
+    void *a0, *a1, *b1, *c, *d;
+    int hit = -1;
+
+    fake_reset(&p, (size_t)1 << 30);
+    a0 = xalloc(&p, 8192, PC_KEY(1, 0), NULL);
+    a1 = xalloc(&p, 8192, PC_KEY(1, 1), NULL);
+    b1 = xalloc(&p, 8192, PC_KEY(1, 1), NULL);
+    pc_pool_free(&p, a0, 0);
+    c = xalloc(&p, 8192, PC_KEY(1, 1), &hit);
+    ok(c != a0 && !hit, "an idle block of home 0 is not handed to a request of home 1");
+    d = xalloc(&p, 8192, PC_KEY(1, 0), &hit);
+    ok(d == a0 && hit, "... but to one of home 0");
+    is_int(pc_pool_live_key(&p, d), (long)PC_KEY(1, 0), "the live key says flags and home");
+    pc_pool_free(&p, a1, 0);
+    pc_pool_drop_home(&p, 1);
+    is_int(pc_pool_state(&p, a1, 0), PC_BLOCK_NONE, "dropping home 1 forgets its idle block");
+    is_int(pc_pool_state(&p, b1, 0), PC_BLOCK_NONE, "... and its live ones");
+    is_int(pc_pool_state(&p, d, 0), PC_BLOCK_LIVE, "home 0's block stays");
+    is_int(fake.releases, 0, "nothing released: the reset already freed them");
+    is_int((long)p.held, 8192, "the cache holds home 0's block only");
+    c = xalloc(&p, 8192, PC_KEY(1, 1), &hit);
+    ok(c && !hit, "home 1 starts over with a new block");
+    is_int(pc_pool_alloc(&p, 8192, PC_KEY(1, PC_POOL_NHOME), &c, &hit), -1, "a home beyond the table: pass through");
+}
+
 int main(void)
 {
     test_size_classes();
@@ -345,5 +376,6 @@ int main(void)
     test_headroom();
     test_wait_without_room();
     test_threads();
+    test_homes();
     return done_testing();
 }
