@@ -341,7 +341,7 @@ static int pc_is_blind(int dev)
  * F.lock held. */
 static int pc_cover_all(struct pc_fence *f, int *busy)
 {
-    int cur = 0, rc = 0, switched = 0;
+    int cur = 0, now, rc = 0;
     uint64_t mask;
     struct pc_stream *st, *tmp;
     struct pc_ev *z, **zp;
@@ -349,16 +349,19 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
     if (PC_CALL_REAL(cudaGetDevice, &cur) != cudaSuccess)
         return -1;
     pc_fence_device_used(cur);
+    now = cur;
     mask = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
     for (int d = 0; d < PC_MAX_DEV && rc == 0; d++) {
         if (!(mask & (1ull << d)))
             continue;
-        if (d != cur) {
-            switched = 1;
+        /* Each device is fenced with its own context current (its events
+         * belong to it), the calling thread's own device included. */
+        if (d != now) {
             if (PC_CALL_REAL(cudaSetDevice, d) != cudaSuccess) {
                 rc = -1;
                 break;
             }
+            now = d;
         }
         if (pc_use_ctx() && pc_cover_context(f, d, busy) == 0)
             continue;
@@ -379,7 +382,7 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
                 rc = pc_cover_stream(f, st->s, d, 0, busy);
         }
     }
-    if (switched && PC_CALL_REAL(cudaSetDevice, cur) != cudaSuccess)
+    if (now != cur && PC_CALL_REAL(cudaSetDevice, cur) != cudaSuccess)
         rc = -1;
     /* Work on streams destroyed while busy. */
     for (zp = &F.zombies; rc == 0 && (z = *zp) != NULL;) {
@@ -521,7 +524,7 @@ __thread int pc_tls_ptstream __attribute__((tls_model("initial-exec")));
 
 int pc_fence_busy_now(void)
 {
-    int cur = 0, busy = 0, switched = 0;
+    int cur = 0, now, busy = 0;
     uint64_t mask;
     struct pc_stream *st, *tmp;
     struct pc_ev *z;
@@ -530,14 +533,15 @@ int pc_fence_busy_now(void)
     if (F.capture > 0 || PC_CALL_REAL(cudaGetDevice, &cur) != cudaSuccess)
         goto out;
     pc_fence_device_used(cur);
+    now = cur;
     mask = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
     for (int d = 0; d < PC_MAX_DEV && !busy; d++) {
         if (!(mask & (1ull << d)))
             continue;
-        if (d != cur) {
-            switched = 1;
+        if (d != now) {
             if (PC_CALL_REAL(cudaSetDevice, d) != cudaSuccess)
                 break;
+            now = d;
         }
         busy = pc_query_busy(cudaStreamLegacy) || (pc_tls_ptstream && pc_query_busy(cudaStreamPerThread));
         HASH_ITER(hh, F.streams, st, tmp) {
@@ -545,7 +549,7 @@ int pc_fence_busy_now(void)
                 busy = pc_query_busy(st->s);
         }
     }
-    if (switched)
+    if (now != cur)
         PC_CALL_REAL(cudaSetDevice, cur);
     for (z = F.zombies; z && !busy; z = z->next)
         busy = !pc_ev_done(z);
