@@ -4,8 +4,10 @@
 # the GPU suite, the staging suite, the benchmarks, the CUPTI checks, static-cudart and driver-API programs
 # (tests/driver), a PyTorch smoke test and the PyTorch jobs of tests/torch
 # (seeds' experiment, DataLoader, profiler, torchrun).
-# PINCACHE_H200_SECTIONS picks sections (default: all of "suite stage bench
-# cupti driver smoke torch"), to fit a device call's time limit.
+# PINCACHE_H200_SECTIONS picks sections (default: all of "suite fuzz stage
+# bench cupti driver smoke torch"), to fit a device call's time limit;
+# PINCACHE_H200_REUSE=1 keeps the build of an earlier call on the same
+# machine.  PINCACHE_FUZZ_SEEDS: the fuzzer's seeds (default 1000).
 # Logs go to OUTDIR (at most a handful of files).  Used as:
 #   make dist && cp pincache-*.tar.gz .gpu/ && cp /usr/include/ut*.h .gpu/include/
 #   (and for the CLI's merge: cp /usr/include/jansson*.h .gpu/include/ and
@@ -13,7 +15,7 @@
 #   (on the GPU machine) scripts/h200.sh "$OUT" .gpu/pincache-*.tar.gz
 set -u
 out=${1:?usage: h200.sh OUTDIR [TARBALL]}
-sections=" ${PINCACHE_H200_SECTIONS:-suite stage bench cupti driver smoke torch} "
+sections=" ${PINCACHE_H200_SECTIONS:-suite fuzz stage bench cupti driver smoke torch} "
 [ "${PINCACHE_H200_STAGE:-1}" = 1 ] || sections=${sections/ stage / }
 want() { case $sections in *" $1 "*) return 0 ;; esac; return 1; }
 tarball=${2:-$(ls .gpu/pincache-*.tar.gz 2>/dev/null | head -1)}
@@ -21,8 +23,13 @@ repo=$(pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work=${TMPDIR:-/tmp}/pincache-h200
-rm -rf "$work" && mkdir -p "$work"
-tar -C "$work" -xzf "$tarball" || exit 1
+reuse=
+if [ "${PINCACHE_H200_REUSE:-0}" = 1 ] && [ -f "$work"/pincache-*/src/.libs/libpincache.so ]; then
+    reuse=1
+else
+    rm -rf "$work" && mkdir -p "$work"
+    tar -C "$work" -xzf "$tarball" || exit 1
+fi
 cd "$work"/pincache-* || exit 1
 src=$(pwd)
 
@@ -38,13 +45,21 @@ echo "== build"
 # CLI's report/merge, when carried (the GPU machine has neither package).
 ldflags=
 [ -d "$repo/.gpu/lib" ] && ldflags="-L$repo/.gpu/lib -Wl,-rpath,$repo/.gpu/lib"
-if ! { ./configure CPPFLAGS="-I$repo/.gpu/include" LDFLAGS="$ldflags" && make -j"$(nproc)"; } > "$out/build.log" 2>&1; then
+if [ -n "$reuse" ]; then
+    echo "(reusing the build in $src)"
+elif ! { ./configure CPPFLAGS="-I$repo/.gpu/include" LDFLAGS="$ldflags" && make -j"$(nproc)"; } > "$out/build.log" 2>&1; then
     tail -40 "$out/build.log"
     exit 1
 fi
 
 want suite && echo "== GPU suite" &&
-PINCACHE_GPU_LOGDIR=$work/gpulogs timeout 150 scripts/gpu-suite.sh "$src" 2>&1 | tee "$out/gpu-suite.tap" | tail -40
+PINCACHE_GPU_LOGDIR=$work/gpulogs timeout 300 scripts/gpu-suite.sh "$src" 2>&1 | tee "$out/gpu-suite.tap" | tail -40
+
+if want fuzz && [ -f tests/fuzz/run-gpu.sh ]; then
+    echo "== differential fuzzer: ${PINCACHE_FUZZ_SEEDS:-1000} seeds, plain against every mode"
+    timeout 400 bash tests/fuzz/run-gpu.sh "$src" "${PINCACHE_FUZZ_SEEDS:-1000}" 2>&1 | tee "$out/fuzz.tap" | tail -30
+    cp -r tests/fuzz/gpu-cases "$work/fuzzcases" 2>/dev/null
+fi
 
 if want stage && [ -x tests/stage/run-gpu.sh ]; then
     echo "== staging suite and benchmark"
@@ -84,5 +99,5 @@ if want torch && [ -f tests/torch/run-gpu.sh ]; then
     cp -r tests/torch/gpu-run "$work/torchlogs" 2>/dev/null
 fi
 
-tar -C "$work" -czf "$out/logs.tgz" gpulogs benchlogs cuptilogs driverlogs torchlogs torch.txt 2>/dev/null
+tar -C "$work" -czf "$out/logs.tgz" gpulogs fuzzcases benchlogs cuptilogs driverlogs torchlogs torch.txt 2>/dev/null
 ls -la "$out"
