@@ -80,6 +80,7 @@ static cudaError_t pageable_h2d(struct CUstream_st *s, struct sim_op *op, const 
 				uint64_t *seq)
 {
 	size_t width = op->width, bytes = width * op->height;
+	bool held = bytes > SIM_STAGING_BYTES;   /* op may be run and freed once queued, unless held */
 	cudaError_t e;
 
 	if (bytes <= SIM_INLINE_BYTES) {
@@ -88,9 +89,9 @@ static cudaError_t pageable_h2d(struct CUstream_st *s, struct sim_op *op, const 
 	}
 	pthread_mutex_lock(&staging[s->dev]);
 	gather(op->owned, src, spitch, width, 0, bytes < SIM_STAGING_BYTES ? bytes : SIM_STAGING_BYTES);
-	op->held = bytes > SIM_STAGING_BYTES;
+	op->held = held;
 	e = sim_enqueue(s, op, seq);
-	if (!e && *seq && op->held) {
+	if (!e && *seq && held) {
 		sim_wait_ahead(s, op, true);
 		gather(op->owned, src, spitch, width, SIM_STAGING_BYTES, bytes);
 		sim_op_release(op);
