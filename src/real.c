@@ -61,8 +61,6 @@ static pc_dlsym_fn pc_libc_dlsym;   /* written once (idempotent), atomics */
  * dlsym or dlvsym, so the real one is found in the C library's own
  * dynamic symbol table (GNU hash), read in place: no call, no allocation.
  * Before glibc 2.34 it is in libdl. */
-struct pc_elf_find { const char *name; void *found; };
-
 PC_NO_SAN static size_t pc_gnu_len(const char *s)
 {
     size_t n = 0;
@@ -88,26 +86,17 @@ PC_NO_SAN static int pc_starts(const char *s, const char *prefix)
     return *prefix == 0;
 }
 
-PC_NO_SAN static int pc_elf_find_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* name's address in the loaded object at base whose dynamic section is
+ * dyn, or NULL. */
+PC_NO_SAN static void *pc_elf_lookup(ElfW(Addr) base, const ElfW(Dyn) *d, const char *name)
 {
-    struct pc_elf_find *f = data;
-    const char *base = info->dlpi_name;
     const ElfW(Sym) *sym = NULL;
     const char *str = NULL;
     const uint32_t *gh = NULL;
-    const ElfW(Dyn) *d = NULL;
 
-    for (const char *c = base; c && *c; c++)
-        if (*c == '/')
-            base = c + 1;
-    if (!base || (!pc_starts(base, "libc.so") && !pc_starts(base, "libdl.so")))
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     for (; d && d->d_tag != DT_NULL; d++) {
         /* The loader relocates these in place on most targets, not all. */
-        ElfW(Addr) a = d->d_un.d_ptr < info->dlpi_addr ? d->d_un.d_ptr + info->dlpi_addr : d->d_un.d_ptr;
+        ElfW(Addr) a = d->d_un.d_ptr < base ? d->d_un.d_ptr + base : d->d_un.d_ptr;
         if (d->d_tag == DT_SYMTAB)
             sym = (const ElfW(Sym) *)a;
         else if (d->d_tag == DT_STRTAB)
@@ -116,22 +105,40 @@ PC_NO_SAN static int pc_elf_find_cb(struct dl_phdr_info *info, size_t size, void
             gh = (const uint32_t *)a;
     }
     if (!sym || !str || !gh)
-        return 0;
-    uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2], h = pc_gnu_hash(f->name);
+        return NULL;
+    uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2], h = pc_gnu_hash(name);
     const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)&gh[4] + bloom_size);
     const uint32_t *chain = buckets + nbuckets;
     for (uint32_t i = nbuckets ? buckets[h % nbuckets] : 0; i >= symoffset && i != 0; i++) {
         uint32_t h2 = chain[i - symoffset];
         const char *nm = str + sym[i].st_name;
-        if ((h | 1) == (h2 | 1) && sym[i].st_shndx != SHN_UNDEF && pc_starts(nm, f->name) &&
-            nm[pc_gnu_len(f->name)] == 0 && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC) {
-            f->found = (void *)(info->dlpi_addr + sym[i].st_value);
-            return 1;
-        }
+        if ((h | 1) == (h2 | 1) && sym[i].st_shndx != SHN_UNDEF && pc_starts(nm, name) &&
+            nm[pc_gnu_len(name)] == 0 && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC)
+            return (void *)(base + sym[i].st_value);
         if (h2 & 1)
             break;
     }
-    return 0;
+    return NULL;
+}
+
+/* The C library's (or libdl's) definition of name.  The loader's list of
+ * objects is read directly: dl_iterate_phdr and dlopen are intercepted by
+ * sanitizer runtimes, which are not set up yet when they first call dlsym. */
+PC_NO_SAN static void *pc_libc_symbol(const char *name)
+{
+    for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
+        const char *base = m->l_name;
+        void *f;
+
+        for (const char *c = base; c && *c; c++)
+            if (*c == '/')
+                base = c + 1;
+        if (!base || (!pc_starts(base, "libc.so") && !pc_starts(base, "libdl.so")))
+            continue;
+        if ((f = pc_elf_lookup(m->l_addr, m->l_ld, name)) != NULL)
+            return f;
+    }
+    return NULL;
 }
 
 typedef void *(*pc_dlvsym_fn)(void *, const char *, const char *);
@@ -140,12 +147,9 @@ static pc_dlvsym_fn pc_libc_dlvsym;   /* written once (idempotent), atomics */
 PC_NO_SAN void *pc_real_dlvsym_fn(void)
 {
     pc_dlvsym_fn f = __atomic_load_n(&pc_libc_dlvsym, __ATOMIC_ACQUIRE);
-    struct pc_elf_find find = { "dlvsym", NULL };
 
-    if (!f && dl_iterate_phdr(pc_elf_find_cb, &find) && find.found) {
-        f = (pc_dlvsym_fn)find.found;
+    if (!f && (f = (pc_dlvsym_fn)pc_libc_symbol("dlvsym")) != NULL)
         __atomic_store_n(&pc_libc_dlvsym, f, __ATOMIC_RELEASE);
-    }
     return (void *)f;
 }
 
