@@ -150,7 +150,8 @@ static void span(void)
         gpu_line("INFO", "span", "no two adjacent cudaMalloc allocations: not checked");
     } else {
         memset(src, 'S', n);
-        CK(cudaMemset(lo, 0, 2 * n));
+        CK(cudaMemset(lo, 0, n));
+        CK(cudaMemset(lo + n, 0, n)); /* one memset across the seam is refused too */
         e1 = cudaMemcpy(lo + n / 2, src, n, cudaMemcpyHostToDevice);
         last = cudaGetLastError();
         CK(cudaMemcpy(back, lo, n, cudaMemcpyDeviceToHost));
