@@ -360,15 +360,20 @@ if [ "${built[gpu_sticky]}" = 1 ]; then
         done
         p_out=$logdir/gpu_sticky.$kind.plain.out
         s_out=$logdir/gpu_sticky.$kind.shim.out
-        if diff -u <(sticky_lines "$p_out") <(sticky_lines "$s_out") >/dev/null 2>&1; then
+        # After a __trap, the runtime's own answer to cudaHostGetFlags varies
+        # between runs of one program (0 before the driver has seen the
+        # fault, 719 after: docs/runtime-facts.md): not compared.
+        racy='^cudaHostGetFlags\(live block\) +ret=(0|719) '
+        [ "$kind" = trap ] || racy='^$^'
+        if diff -u <(sticky_lines "$p_out" | grep -Ev "$racy") <(sticky_lines "$s_out" | grep -Ev "$racy") >/dev/null 2>&1; then
             ok "gpu_sticky $kind: every answer under the shim is the plain runtime's"
         else
             notok "gpu_sticky $kind: answers under the shim differ from plain (- plain, + shim)"
-            diff -U0 <(sticky_lines "$p_out") <(sticky_lines "$s_out") | grep '^[-+][^-+]' | diag
+            diff -U0 <(sticky_lines "$p_out" | grep -Ev "$racy") <(sticky_lines "$s_out" | grep -Ev "$racy") | grep '^[-+][^-+]' | diag
         fi
         want=$(awk -v k="$kind" '/^#/ { next } /^\(a kernel/ { on = (k == "trap") == ($0 ~ /trapped/) } on' \
             "$srcdir/tests/sim/sticky.h200.txt")
-        if diff <(echo "$want") <(sticky_lines "$p_out" | grep -v '^+') >/dev/null 2>&1; then
+        if diff <(echo "$want" | grep -Ev "$racy") <(sticky_lines "$p_out" | grep -v '^+' | grep -Ev "$racy") >/dev/null 2>&1; then
             ok "gpu_sticky $kind [plain]: the simulated device's model (tests/sim/sticky.h200.txt) holds"
         else
             todo "gpu_sticky $kind [plain]: tests/sim/sticky.h200.txt differs on this driver (update the sim's model)"
