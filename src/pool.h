@@ -15,7 +15,7 @@
 #define PC_CLASS_SMALL    (64u * 1024u)
 #define PC_CLASS_MAXSHIFT 48         /* larger requests are not cached */
 #define PC_NCLASS (16 + (PC_CLASS_MAXSHIFT - 16) * 8)
-#define PC_NKEY 4                    /* flags & (Portable|WriteCombined), packed */
+#define PC_NKEY 8                    /* flags & (Portable|WriteCombined|Mapped), packed */
 /* A block's key is its flags (PC_NKEY of them) and its home: the device
  * whose context allocated it.  A block is handed out only for a request of
  * the same key, and a device reset forgets the blocks of its home. */
