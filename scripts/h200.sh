@@ -7,7 +7,9 @@
 # PINCACHE_H200_SECTIONS picks sections (default: all of "suite fuzz stage
 # bench cupti driver smoke torch"), to fit a device call's time limit;
 # PINCACHE_H200_REUSE=1 keeps the build of an earlier call on the same
-# machine.  PINCACHE_FUZZ_SEEDS: the fuzzer's seeds (default 1000).
+# machine.  PINCACHE_FUZZ_SEEDS: the fuzzer's seeds (default 1000), from
+# PINCACHE_FUZZ_FIRST (default 1), in batches begun only while they fit in
+# PINCACHE_FUZZ_LIMIT seconds (default 400).
 # Logs go to OUTDIR (at most a handful of files).  Used as:
 #   make dist && cp pincache-*.tar.gz .gpu/ && cp /usr/include/ut*.h .gpu/include/
 #   (and for the CLI's merge: cp /usr/include/jansson*.h .gpu/include/ and
@@ -56,8 +58,10 @@ want suite && echo "== GPU suite" &&
 PINCACHE_GPU_LOGDIR=$work/gpulogs timeout 300 scripts/gpu-suite.sh "$src" 2>&1 | tee "$out/gpu-suite.tap" | tail -40
 
 if want fuzz && [ -f tests/fuzz/run-gpu.sh ]; then
-    echo "== differential fuzzer: ${PINCACHE_FUZZ_SEEDS:-1000} seeds, plain against every mode"
-    timeout 400 bash tests/fuzz/run-gpu.sh "$src" "${PINCACHE_FUZZ_SEEDS:-1000}" 2>&1 | tee "$out/fuzz.tap" | tail -30
+    echo "== differential fuzzer: ${PINCACHE_FUZZ_SEEDS:-1000} seeds from ${PINCACHE_FUZZ_FIRST:-1}, plain against every mode"
+    FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-150} FUZZ_BUDGET=$(( ${PINCACHE_FUZZ_LIMIT:-400} - 30 )) \
+        timeout "${PINCACHE_FUZZ_LIMIT:-400}" bash tests/fuzz/run-gpu.sh "$src" "${PINCACHE_FUZZ_SEEDS:-1000}" "${PINCACHE_FUZZ_FIRST:-1}" 2>&1 |
+        tee "$out/fuzz-${PINCACHE_FUZZ_FIRST:-1}.tap" | tail -30
     cp -r tests/fuzz/gpu-cases "$work/fuzzcases" 2>/dev/null
 fi
 

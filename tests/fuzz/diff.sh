@@ -17,6 +17,7 @@
 #   FUZZ_TIMEOUT    seconds per process (default 300)
 #   FUZZ_ARGS       more arguments for the interpreter (e.g. -n 300)
 #   FUZZ_OUT        folder for the shrunk cases
+#   FUZZ_SKIP       names of modes not to run (e.g. "plain-again")
 set -u
 if [ "${1:-}" = --one ]; then
 	# --one MODE FIRST LAST OUT: one process of one mode
@@ -28,10 +29,12 @@ if [ "${1:-}" = --one ]; then
 	else
 		set -- env PINCACHE_REPORT=off $env_m LD_PRELOAD="$FUZZ_PRELOAD"
 	fi
+	t0=$(date +%s)
 	# shellcheck disable=SC2086
 	timeout -k 5 "$FUZZ_TIMEOUT" "$@" "$FUZZ" $FUZZ_ARGS "$first:$last" >"$out" 2>"$out.err"
 	rc=$?
 	[ $rc -eq 0 ] || echo "exit $rc" >>"$out"
+	echo "$(( $(date +%s) - t0 ))" >"$out.time"
 	exit 0
 fi
 
@@ -59,8 +62,10 @@ stage-small|PINCACHE_STAGE_MIN=1 PINCACHE_STAGE_CHUNK=64K PINCACHE_STAGE_RING=25
 EOF
 nmodes=$(wc -l <"$FUZZ_MODES_FILE")
 
+skipped() { case " ${FUZZ_SKIP:-} " in *" $(sed -n "$(($1 + 1))p" "$FUZZ_MODES_FILE" | cut -d'|' -f1) "*) return 0 ;; esac; return 1; }
 m=0
 while [ $m -lt "$nmodes" ]; do
+	if [ $m -ge 1 ] && skipped $m; then m=$((m + 1)); continue; fi
 	s=$first
 	while [ "$s" -le "$last" ]; do
 		e=$((s + FUZZ_CHUNK - 1))
@@ -91,6 +96,7 @@ differ() {
 }
 m=1
 while [ $m -lt "$nmodes" ]; do
+	if skipped $m; then m=$((m + 1)); continue; fi
 	name=$(sed -n "$((m + 1))p" "$FUZZ_MODES_FILE" | cut -d'|' -f1)
 	assign=$(sed -n "$((m + 1))p" "$FUZZ_MODES_FILE" | cut -d'|' -f2)
 	n=$((n + 1))
@@ -99,8 +105,9 @@ while [ $m -lt "$nmodes" ]; do
 	grep -q '^exit ' "$tmp/mode.0" && d="$d plain-exit-status-$(sed -n 's/^exit //p' "$tmp/mode.0" | head -1)"
 	d=$(echo $d)
 	total=$((last - first + 1))
+	slow=$(cat "$tmp"/out.$m.*.time 2>/dev/null | sort -n | tail -1)
 	if [ -z "$d" ]; then
-		echo "ok $n - $name: $total seeds, transcripts identical to plain"
+		echo "ok $n - $name: $total seeds, transcripts identical to plain (slowest process ${slow:-?} s)"
 	else
 		bad=$((bad + 1))
 		cnt=$(echo "$d" | wc -w)

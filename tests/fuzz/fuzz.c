@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
 #include "fuzz.h"
@@ -657,6 +658,11 @@ static uint64_t rnd(void)
 	return z ^ (z >> 31);
 }
 
+/* With one device, a reset where one may go is emitted 1 time in
+ * reset_div (FUZZ_RESET_DIV, default 3).  On a GPU a reset and the context
+ * the next call makes cost ~180 ms: run-gpu.sh asks for fewer. */
+static unsigned reset_div = 3;
+
 static unsigned rn(unsigned n)
 {
 	return n ? (unsigned)(rnd() % n) : 0;
@@ -1045,7 +1051,7 @@ static void g_step(struct gen *g, int t)
 			g_push(g, (struct op){ .k = OP_CBEGIN, .t = t, .c = L, .b = (int)rn(3), .e = e });
 		return;
 	}
-	if (m->single == t && (m->ndev > 1 || rn(3) == 0)) {
+	if (m->single == t && (m->ndev > 1 || rn(reset_div) == 0)) {
 		/* Device reset: first wait for whatever still uses the device's
 		 * memory (on any device), and read what the device's buffers hold. */
 		if (g_push(g, (struct op){ .k = OP_DSYNC, .t = t }))
@@ -1066,10 +1072,13 @@ static void g_step(struct gen *g, int t)
 
 static void generate(struct prog *p, uint64_t seed, int nops, int ndev, int nthr)
 {
+	const char *rd = getenv("FUZZ_RESET_DIV");
+
 	static struct gen g; /* large: not on a worker's stack */
 
 	memset(&g, 0, sizeof(g));
 	rng_s = seed * 0x2545f4914f6cdd1dull + 1;
+	reset_div = rd && atoi(rd) > 0 ? (unsigned)atoi(rd) : 3;
 	p->ndev = ndev;
 	p->nthr = nthr;
 	p->n = 0;
@@ -1463,6 +1472,33 @@ static void x_op(int i)
 	pthread_mutex_unlock(&mu);
 }
 
+/* FUZZ_SLOW_MS=N: ops that take N ms or more are named on stderr (where a
+ * real GPU spends its time). */
+static double slow_ms = -1;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void x_op_timed(int i)
+{
+	double t0;
+
+	if (slow_ms < 0) {
+		x_op(i);
+		return;
+	}
+	t0 = now_ms();
+	x_op(i);
+	if (now_ms() - t0 >= slow_ms)
+		fprintf(stderr, "fuzz: slow op %d %s len %zu delay %u: %.1f ms\n", i, op_names[X.p->op[i].k],
+			X.p->op[i].len, X.p->op[i].delay, now_ms() - t0);
+}
+
 static void *worker(void *arg)
 {
 	int t = (int)(intptr_t)arg;
@@ -1478,7 +1514,7 @@ static void *worker(void *arg)
 		}
 		for (int i = X.from; i < X.to; i++)
 			if (X.p->op[i].t == t && X.p->op[i].k != OP_PHASE && X.p->op[i].k != OP_END)
-				x_op(i);
+				x_op_timed(i);
 		pthread_barrier_wait(&X.done);
 	}
 }
@@ -1761,6 +1797,8 @@ int main(int argc, char **argv)
 	}
 	if (nops < 1 || nops > MAXOPS - 64 || nthr < 0 || nthr > MAXT)
 		goto usage;
+	if (getenv("FUZZ_SLOW_MS"))
+		slow_ms = atof(getenv("FUZZ_SLOW_MS"));
 	if (shrink_path)
 		return shrink(shrink_path);
 	if (!replay) {
