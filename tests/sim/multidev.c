@@ -26,29 +26,14 @@
 #include <cuda_runtime_api.h>
 #include "sim.h"
 #include "../tap.h"
+#include "simtest.h"
 
 #define ITERS 120
 #define SIZE (256 * 1024)
 
-struct job {
-    const unsigned char *p;
-    unsigned char want;
-    int bad;
-};
-
-static void reader(void *arg)
-{
-    struct job *j = arg;
-    for (size_t i = 0; i < SIZE; i += 509)
-        if (j->p[i] != j->want) {
-            j->bad = 1;
-            return;
-        }
-}
-
 int main(int argc, char **argv)
 {
-    static struct job jobs[ITERS];
+    static struct simtest_job jobs[ITERS];
     struct sim_counters c0, c1;
     cudaStream_t nb;
     int ndev = 0, errors = 0, mismatches = 0, reset = 0, resets = 0, opt;
@@ -76,8 +61,8 @@ int main(int argc, char **argv)
             continue;
         }
         memset(p, (unsigned char)(i + 1), SIZE);
-        jobs[i] = (struct job){ p, (unsigned char)(i + 1), 0 };
-        errors += simLaunch(i % 2 ? nb : cudaStreamLegacy, reader, &jobs[i], 2000) != cudaSuccess;
+        jobs[i] = (struct simtest_job){ p, SIZE, (unsigned char)(i + 1), 0 };
+        errors += simLaunch(i % 2 ? nb : cudaStreamLegacy, simtest_reader, &jobs[i], 2000) != cudaSuccess;
         errors += cudaSetDevice(0) != cudaSuccess;
         errors += cudaFreeHost(p) != cudaSuccess;
         if (resets && i % 8 == 7)

@@ -38,23 +38,11 @@
 #include <time.h>
 #include "sim.h"
 #include "../tap.h"
+#include "simtest.h"
 
 #define KB ((size_t)1 << 10)
 #define MB ((size_t)1 << 20)
 #define SLOW_US 60000            /* a "kernel" that holds its stream */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void nop(void *arg)
-{
-	(void)arg;
-}
 
 struct fill {
 	unsigned char *p;
@@ -97,12 +85,12 @@ static cudaError_t behind_hostfn(cudaStream_t s, int ptds, unsigned char *dev, u
 
 	memset(src, 'A', n);
 	memset(dev, 0, n);
-	e = simLaunch(s, nop, NULL, SLOW_US);
+	e = simLaunch(s, simtest_nop, NULL, SLOW_US);
 	e = e ? e : cudaLaunchHostFunc(s, fill_fn, &f);
-	t0 = now_ms();
+	t0 = simtest_now_ms();
 	e = e ? e : ptds ? cudaMemcpy_ptds(dev, src, n, cudaMemcpyHostToDevice)
 			 : cudaMemcpy(dev, src, n, cudaMemcpyHostToDevice);
-	*ms = now_ms() - t0;
+	*ms = simtest_now_ms() - t0;
 	cudaDeviceSynchronize();
 	return e;
 }
@@ -200,11 +188,11 @@ static void eager(int shim, int timed)
 		memset(dev, 0, n);
 		/* 300 ms: the copy threads' first start on a loaded machine
 		 * must not look like a wait. */
-		e = simLaunch(nb, nop, NULL, 5 * SLOW_US);
+		e = simLaunch(nb, simtest_nop, NULL, 5 * SLOW_US);
 		e = e ? e : cudaLaunchHostFunc(nb, fill_fn, &f);
-		t0 = now_ms();
+		t0 = simtest_now_ms();
 		e = e ? e : cudaMemcpyAsync(dev, src, n, cudaMemcpyHostToDevice, nb);
-		ms = now_ms() - t0;
+		ms = simtest_now_ms() - t0;
 		e = e ? e : cudaStreamSynchronize(nb);
 		held = ms > 5 * SLOW_US / 2000.0;
 		ok(e == cudaSuccess && first_not(dev, first, 'A') < 0,
@@ -242,11 +230,11 @@ static void nowait(void)
 		long long bad;
 
 		memset(src, 'A', n);
-		e = simLaunch(nb, nop, NULL, 10 * SLOW_US);
+		e = simLaunch(nb, simtest_nop, NULL, 10 * SLOW_US);
 		e = e ? e : cudaLaunchHostFunc(nb, fill_fn, &f);
-		t0 = now_ms();
+		t0 = simtest_now_ms();
 		e = e ? e : cudaMemcpy(dev, src, n, cudaMemcpyHostToDevice);
-		ms = now_ms() - t0;
+		ms = simtest_now_ms() - t0;
 		bad = first_not(dev, n, 'A');
 		ok(e == cudaSuccess && bad < 0 && ms < 5 * SLOW_US / 1000.0,
 		   "nowait: cudaMemcpy H2D of %zu bytes does not wait for a non-blocking stream (%.1f ms)", n, ms);
@@ -342,7 +330,7 @@ static void *t2_main(void *arg)
 	t->e = cudaMemcpyAsync(t->dev, t->src, t->n, cudaMemcpyHostToDevice, t->s);
 	pthread_mutex_lock(&H.mu);
 	H.t2_done = 1;
-	H.t2_ms = now_ms() - t->started;
+	H.t2_ms = simtest_now_ms() - t->started;
 	H.released = 1;          /* thread 2's copy returned: stream 1 may go on */
 	pthread_cond_broadcast(&H.cv);
 	pthread_mutex_unlock(&H.mu);
@@ -395,7 +383,7 @@ static void hang_case(int shim, size_t n1, size_t n2)
 		if (t1_done)
 			break;
 	}
-	t2.started = now_ms();
+	t2.started = simtest_now_ms();
 	pthread_create(&p2, NULL, t2_main, &t2);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += WATCHDOG_MS / 1000;

@@ -26,22 +26,10 @@
 #include <time.h>
 #include "sim.h"
 #include "../tap.h"
+#include "simtest.h"
 
 #define N 65536
 #define SLOW_US 60000
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void nop(void *arg)
-{
-	(void)arg;
-}
 
 struct fill {
 	unsigned char *dst;
@@ -75,9 +63,9 @@ static void *launch_during_free(void *arg)
 	double t0;
 
 	nanosleep(&ms10, NULL);             /* let the main thread enter cudaFreeHost */
-	t0 = now_ms();
-	simLaunch(cudaStreamPerThread, nop, NULL, 0);
-	l->call_ms = now_ms() - t0;
+	t0 = simtest_now_ms();
+	simLaunch(cudaStreamPerThread, simtest_nop, NULL, 0);
+	l->call_ms = simtest_now_ms() - t0;
 	cudaStreamSynchronize(cudaStreamPerThread);
 	return NULL;
 }
@@ -123,7 +111,7 @@ static void capture_case(cudaStream_t work, int op, enum cudaStreamCaptureMode m
 		p = NULL;
 	}
 	cudaDeviceSynchronize();
-	simLaunch(work, nop, NULL, SLOW_US / 10);   /* device work in flight */
+	simLaunch(work, simtest_nop, NULL, SLOW_US / 10);   /* device work in flight */
 	if (op == 2) {
 		cudaFreeHost(p);
 		p = NULL;
@@ -165,7 +153,7 @@ int main(int argc, char **argv)
 
 	/* Pinned async H2D: the copy reads the block when it runs. */
 	memset(pin, 'A', N);
-	simLaunch(blk, nop, NULL, SLOW_US);
+	simLaunch(blk, simtest_nop, NULL, SLOW_US);
 	cudaMemcpyAsync(dev, pin, N, cudaMemcpyHostToDevice, blk);
 	memset(pin, 'B', N);
 	cudaStreamSynchronize(blk);
@@ -174,7 +162,7 @@ int main(int argc, char **argv)
 
 	/* Pageable async H2D: staged before return; the source may be reused. */
 	memset(page, 'C', N);
-	simLaunch(blk, nop, NULL, SLOW_US);
+	simLaunch(blk, simtest_nop, NULL, SLOW_US);
 	is_int(cudaMemcpyAsync(dev, page, N, cudaMemcpyHostToDevice, blk), cudaSuccess, "pageable async H2D");
 	memset(page, 'D', N);
 	cudaStreamSynchronize(blk);
@@ -221,19 +209,19 @@ int main(int argc, char **argv)
 		void *p = NULL;
 
 		/* cudaHostAlloc does not wait for the device. */
-		simLaunch(nb, nop, NULL, SLOW_US);
-		t0 = now_ms();
+		simLaunch(nb, simtest_nop, NULL, SLOW_US);
+		t0 = simtest_now_ms();
 		cudaHostAlloc(&p, N, 0);
-		ms = now_ms() - t0;
+		ms = simtest_now_ms() - t0;
 		ok(ms < SLOW_US / 2000.0, "cudaHostAlloc does not wait for a pending kernel (%.1f ms)", ms);
 
 		/* cudaFreeHost waits for all device work, even on a non-blocking
 		 * stream, and stalls another thread's launch while it runs. */
 		simCounters(&c0);
 		pthread_create(&t, NULL, launch_during_free, &l);
-		t0 = now_ms();
+		t0 = simtest_now_ms();
 		cudaFreeHost(p);
-		ms = now_ms() - t0;
+		ms = simtest_now_ms() - t0;
 		pthread_join(t, NULL);
 		simCounters(&c);
 		ok(ms > SLOW_US / 2000.0, "cudaFreeHost waits for a kernel on a non-blocking stream (%.1f ms)", ms);
@@ -246,10 +234,10 @@ int main(int argc, char **argv)
 
 		/* The point of the cache: no device-wide wait on free. */
 		cudaHostAlloc(&p, N, 0);
-		simLaunch(nb, nop, NULL, SLOW_US);
-		t0 = now_ms();
+		simLaunch(nb, simtest_nop, NULL, SLOW_US);
+		t0 = simtest_now_ms();
 		is_int(cudaFreeHost(p), cudaSuccess, "cudaFreeHost with a kernel in flight");
-		ms = now_ms() - t0;
+		ms = simtest_now_ms() - t0;
 		ok(ms < SLOW_US / 2000.0, "... returns without waiting for it (%.1f ms)", ms);
 	}
 	cudaDeviceSynchronize();
@@ -266,7 +254,7 @@ int main(int argc, char **argv)
 
 		cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
 		cudaHostAlloc(&p, N, 0);
-		simLaunch(nb, nop, NULL, SLOW_US / 10);  /* device work in flight */
+		simLaunch(nb, simtest_nop, NULL, SLOW_US / 10);  /* device work in flight */
 		is_int(cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed), cudaSuccess,
 		       "a capture begins on a non-blocking stream");
 		/* An EndCapture that ends nothing (that stream does not capture)

@@ -24,31 +24,16 @@
 #include <cuda_runtime_api.h>
 #include "sim.h"
 #include "../tap.h"
+#include "simtest.h"
 
 #define ITERS 60
 #define SIZE (128 * 1024)
-
-struct job {
-    const unsigned char *p;
-    unsigned char want;
-    int bad;
-};
-
-static void reader(void *arg)
-{
-    struct job *j = arg;
-    for (size_t i = 0; i < SIZE; i += 509)
-        if (j->p[i] != j->want) {
-            j->bad = 1;
-            return;
-        }
-}
 
 typedef cudaError_t (*create_fn)(cudaStream_t *, unsigned int);
 
 int main(int argc, char **argv)
 {
-    static struct job jobs[ITERS];
+    static struct simtest_job jobs[ITERS];
     cudaStream_t s = NULL;
     create_fn create = NULL;
     int errors = 0, mismatches = 0, opt, how = 'v';
@@ -78,8 +63,8 @@ int main(int argc, char **argv)
             continue;
         }
         memset(p, (unsigned char)(i + 1), SIZE);
-        jobs[i] = (struct job){ p, (unsigned char)(i + 1), 0 };
-        errors += simLaunch(s, reader, &jobs[i], 2000) != cudaSuccess;
+        jobs[i] = (struct simtest_job){ p, SIZE, (unsigned char)(i + 1), 0 };
+        errors += simLaunch(s, simtest_reader, &jobs[i], 2000) != cudaSuccess;
         errors += cudaFreeHost(p) != cudaSuccess;
     }
     errors += cudaDeviceSynchronize() != cudaSuccess;
