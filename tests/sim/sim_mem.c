@@ -301,7 +301,7 @@ SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 	else if (!reserve_pinned(size))
 		e = cudaErrorMemoryAllocation;
 	else {
-		struct sim_range r = { (uintptr_t)ptr, size, MT_REGISTERED, flags, sim_current_device() };
+		struct sim_range r = { (uintptr_t)ptr, size, MT_REGISTERED, flags, sim_current_device(), 0 };
 
 		if (insert(&r)) {
 			sim_ctr.host_registers++;
@@ -457,7 +457,7 @@ static cudaError_t device_alloc(void **p, size_t size)
 	m = map(size);
 	pthread_mutex_lock(&sim_mu);
 	if (m) {
-		struct sim_range r = { (uintptr_t)m, size, MT_DEVICE, 0, dev };
+		struct sim_range r = { (uintptr_t)m, size, MT_DEVICE, 0, dev, 0 };
 
 		ok = insert(&r);
 	} else {
