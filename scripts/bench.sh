@@ -8,6 +8,8 @@
 # an observe-mode run.  Progress on stderr; logs and JSON reports in
 # $PINCACHE_BENCH_LOGDIR (default: a temporary folder, printed at the end).
 # PINCACHE_BENCH_SIZES: sizes in MB (default "1 8 64").
+# PINCACHE_BENCH_BASE: another libpincache.so (an earlier commit's) whose hit
+# path runs interleaved with this one's (rows base and base2), side by side.
 set -u
 unset LD_PRELOAD # plain runs must be plain
 
@@ -171,9 +173,13 @@ run "churn.off.$big" LD_PRELOAD="$lib" PINCACHE_MODE=off "$outdir/churn" --varia
 # the runtime's or the driver's calls; *32: with 32 idle streams instead of 4;
 # shim2: the default again at the end, for the spread between runs.
 hp=(--pairs 100000 --batch 100 --warmup 1000)
+base=${PINCACHE_BENCH_BASE:-}
+hp_rows="shim rtfence drvfence shim32 rtfence32 shim2"
+[ -n "$base" ] && hp_rows="shim base rtfence drvfence shim32 rtfence32 shim2 base2"
 run hitpath.plain "$outdir/hitpath" --pairs 200 --batch 10 --warmup 10
-for m in shim rtfence drvfence shim32 rtfence32 shim2; do
+for m in $hp_rows; do
     shim "hitpath.$m"
+    case $m in base*) senv[0]=LD_PRELOAD=$base ;; esac
     case $m in
     rtfence*) fe=PINCACHE_FENCE=runtime ;;
     drvfence*) fe=PINCACHE_FENCE=driver ;;
@@ -285,7 +291,7 @@ echo "### Hit path: cudaHostAlloc(64 KB) + cudaFreeHost with idle non-blocking s
 echo
 echo "| | fences | streams | pairs | median ns/pair | p10 | p90 |"
 echo "|---|---|---|---|---|---|---|"
-for m in plain shim rtfence drvfence shim32 rtfence32 shim2; do
+for m in plain $hp_rows; do
     case $m in
     plain) fe="(none: real calls)" ;; rtfence*) fe=runtime ;; drvfence*) fe=driver ;; *) fe=context ;;
     esac
@@ -295,7 +301,7 @@ done
 echo
 echo "(fences: PINCACHE_FENCE. context, the default: one cuCtxRecordEvent + cuEventQuery per free;" \
      "runtime/driver: an event on the legacy stream and a query per non-blocking stream, through the runtime's or the driver's calls." \
-     "shim2 repeats shim at the end of the run.)"
+     "shim2 repeats shim at the end of the run.${base:+ base and base2: the library $base, right after shim and shim2.})"
 echo
 echo "Speedup of the pair under pincache: $(ratio "$(field hitpath.plain median_ns)" "$(field hitpath.shim median_ns)" 0)x"
 echo
