@@ -109,10 +109,10 @@ static __thread struct pc_alloc_call *pc_tls_alloc;
 
 /* The cache keeps blocks apart by their flags, packed into 0..7: Portable,
  * WriteCombined and Mapped, so that a block is made by exactly the call the
- * program made.  (cudaHostGetFlags reports Mapped for every block, measured;
- * no difference between a flags-0 block and a Mapped one has been seen on
- * the H200, tests/probe/hostflags.cu, but none is left to find.)  Unknown
- * flag bits go to the runtime, which rejects them. */
+ * program made.  (cudaHostGetFlags reports Mapped for every block, measured,
+ * and no other difference between a flags-0 block and a Mapped one was seen
+ * on the H200, tests/probe/hostflags.cu; keyed apart, none can matter.)
+ * Unknown flag bits go to the runtime, which rejects them. */
 static int pc_flags_key(unsigned int flags, unsigned *key)
 {
     const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;

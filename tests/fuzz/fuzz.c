@@ -1072,13 +1072,10 @@ static void g_step(struct gen *g, int t)
 
 static void generate(struct prog *p, uint64_t seed, int nops, int ndev, int nthr)
 {
-	const char *rd = getenv("FUZZ_RESET_DIV");
-
 	static struct gen g; /* large: not on a worker's stack */
 
 	memset(&g, 0, sizeof(g));
 	rng_s = seed * 0x2545f4914f6cdd1dull + 1;
-	reset_div = rd && atoi(rd) > 0 ? (unsigned)atoi(rd) : 3;
 	p->ndev = ndev;
 	p->nthr = nthr;
 	p->n = 0;
@@ -1486,7 +1483,7 @@ static double now_ms(void)
 
 static void x_op_timed(int i)
 {
-	double t0;
+	double t0, dt;
 
 	if (slow_ms < 0) {
 		x_op(i);
@@ -1494,9 +1491,10 @@ static void x_op_timed(int i)
 	}
 	t0 = now_ms();
 	x_op(i);
-	if (now_ms() - t0 >= slow_ms)
+	dt = now_ms() - t0;
+	if (dt >= slow_ms)
 		fprintf(stderr, "fuzz: slow op %d %s len %zu delay %u: %.1f ms\n", i, op_names[X.p->op[i].k],
-			X.p->op[i].len, X.p->op[i].delay, now_ms() - t0);
+			X.p->op[i].len, X.p->op[i].delay, dt);
 }
 
 static void *worker(void *arg)
@@ -1799,6 +1797,8 @@ int main(int argc, char **argv)
 		goto usage;
 	if (getenv("FUZZ_SLOW_MS"))
 		slow_ms = atof(getenv("FUZZ_SLOW_MS"));
+	if (getenv("FUZZ_RESET_DIV") && atoi(getenv("FUZZ_RESET_DIV")) > 0)
+		reset_div = (unsigned)atoi(getenv("FUZZ_RESET_DIV"));
 	if (shrink_path)
 		return shrink(shrink_path);
 	if (!replay) {
