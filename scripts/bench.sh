@@ -189,6 +189,25 @@ for m in $hp_rows; do
     run "hitpath.$m" "${senv[@]}" "$fe" "$outdir/hitpath" "${hp[@]}" --streams "$ns"
 done
 
+# ---- with a base library: the two pairs side by side in short alternating
+# runs (this one first in odd rounds, the base first in even ones).  The
+# machine's speed for CUDA calls moved by 2x between two runs minutes apart
+# (run 29's callcost, twice), so rows measured a minute apart compare the
+# machine; the median of the rounds' ratios compares the libraries.
+ab_rounds=11
+if [ -n "$base" ]; then
+    for r in $(seq 1 "$ab_rounds"); do
+        order="cur base"
+        [ $((r % 2)) = 0 ] && order="base cur"
+        for w in $order; do
+            shim "hitpath.ab.$r.$w"
+            [ "$w" = base ] && senv[0]=LD_PRELOAD=$base
+            run "hitpath.ab.$r.$w" "${senv[@]}" PINCACHE_FENCE=context "$outdir/hitpath" \
+                --pairs 20000 --batch 100 --warmup 1000 --streams 4
+        done
+    done
+fi
+
 # ---- what the calls of a fence cost here, plainly (the hit pair's floor)
 run callcost "$outdir/callcost"
 # ---- what fork() costs a process holding pinned memory (DataLoader workers
@@ -305,6 +324,19 @@ echo "(fences: PINCACHE_FENCE. context, the default: one cuCtxRecordEvent + cuEv
 echo
 echo "Speedup of the pair under pincache: $(ratio "$(field hitpath.plain median_ns)" "$(field hitpath.shim median_ns)" 0)x"
 echo
+if [ -n "$base" ]; then
+    abr="" abc="" abb=""
+    for r in $(seq 1 "$ab_rounds"); do
+        c=$(field "hitpath.ab.$r.cur" median_ns) b=$(field "hitpath.ab.$r.base" median_ns)
+        [ -n "$c" ] && [ -n "$b" ] || continue
+        abc="$abc $c" abb="$abb $b" abr="$abr $(ratio "$c" "$b" 3)"
+    done
+    med_of() { echo "$@" | tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+    echo "Side by side with the base library ($ab_rounds alternating rounds of 20,000 pairs, 4 streams," \
+         "context fences): this library $(or_fail "$(med_of $abc)") ns, the base $(or_fail "$(med_of $abb)") ns" \
+         "(medians of the rounds); this/base per round:$abr; **median ratio $(or_fail "$(med_of $abr)")**."
+    echo
+fi
 cc() { sed -n "s/^RESULT callcost op=$1 ns=\([^ ]*\).*/\1/p" "$logdir/callcost.out" 2>/dev/null | head -n 1; }
 echo "What a fence's calls cost on this machine, plainly, device idle (tests/bench/callcost.cu, ns per call," \
      "median of 51 batches of 1000; clock source $(sed -n 's/^RESULT callcost clocksource=//p' "$logdir/callcost.out" 2>/dev/null)):" \
@@ -314,6 +346,8 @@ echo "What a fence's calls cost on this machine, plainly, device idle (tests/ben
      "$(awk -v a="$(cc rt_legacy)" -v b="$(cc rt_squery)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.0f", a + 4 * b }') ns" \
      "through the runtime. The default fence, cuCtxRecordEvent+cuEventQuery: $(cc drv_ctx) ns with 4 idle streams," \
      "$(cc drv_ctx32) with 32; complete at once on the idle device $(sed -n 's/^RESULT callcost ctx_immediate=//p' "$logdir/callcost.out" 2>/dev/null) times." \
+     "The health question before a cached allocation, cuStreamQuery(legacy): $(cc drv_legacy_squery) ns" \
+     "(cuEventQuery of a completed event: $(cc drv_evq))." \
      "Classifying a copy's host memory, cudaPointerGetAttributes: $(cc ptrattr_pageable) ns on pageable memory," \
      "$(cc ptrattr_pinned) on pinned."
 echo

@@ -181,6 +181,51 @@ static cudaError_t pc_event_query(cudaEvent_t e)
     return PC_CALL_REAL(cudaEventQuery, e);
 }
 
+/* --- the context's health ---
+ *
+ * After a kernel fault the context is broken: every call that touches it
+ * answers the sticky error (719 after a trap, 700 after an illegal address)
+ * and sets it as the last error again, while calls that read host-side
+ * bookkeeping (cuCtxGetCurrent, cudaGetDevice, pointer attributes,
+ * cudaPeekAtLastError) still answer 0 (measured on the H200; issue 15, D10).
+ * A call pincache would answer from its own state asks first, and a broken
+ * context sends it to the real function.  The question is cuStreamQuery of
+ * the legacy stream: 150-175 ns on the H200, needs nothing but the current
+ * context, and, a driver call, leaves the last error alone (cuEventQuery of
+ * a completed event, 130 ns, would need an event per context and its
+ * lifetime).  Any answer but done or not ready (no context current on this
+ * thread, say) also counts as broken: the real function knows what to do.
+ *
+ * A cached allocation asks every time (a fault can come at any moment).  A
+ * cached free asks only where its fence goes through the runtime (stream by
+ * stream, whose failed calls would set the last error): the context-wide
+ * fence's own driver call fails in a broken context, and the question is
+ * asked then, to tell that from a refusal (docs/benchmarks.md, run 29: the
+ * free's question had cost the hit pair a sixth). */
+typedef CUresult (*pc_health_fn)(CUstream);
+static pc_health_fn pc_health_query;   /* resolved once; written atomically */
+static char pc_health_none;            /* its address: no such entry point */
+
+int pc_fence_context_ok(void)
+{
+    pc_health_fn q = __atomic_load_n(&pc_health_query, __ATOMIC_ACQUIRE);
+    CUresult r;
+
+    if (!q) {
+        /* The simulated device has no libcuda: the runtime hands its
+         * driver entry points out. */
+        void *f = (void *)PC_REAL(cuStreamQuery);
+        if (!f)
+            f = pc_ctx_entry("cuStreamQuery", 2000);
+        q = f ? (pc_health_fn)f : (pc_health_fn)(void *)&pc_health_none;
+        __atomic_store_n(&pc_health_query, q, __ATOMIC_RELEASE);
+    }
+    if ((void *)q == (void *)&pc_health_none)
+        return 1;
+    r = q(CU_STREAM_LEGACY);
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY;
+}
+
 /* --- events (F.lock held) --- */
 
 static struct pc_ev *pc_ev_get(int dev)
@@ -191,6 +236,10 @@ static struct pc_ev *pc_ev_get(int dev)
     if (e) {
         F.evpool[dev] = e->next;
     } else {
+        /* Not in a broken context: the runtime's refusal would set the
+         * last error, and caching would end for good. */
+        if (!pc_fence_context_ok())
+            return NULL;
         e = calloc(1, sizeof *e);
         if (!e)
             return NULL;
@@ -303,9 +352,10 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
 }
 
 /* Cover device dev's current context in f with one context-wide event,
- * dropped at once if already complete.  Returns 0, or -1 when the driver
- * refused (the caller then covers the device stream by stream).
- * F.lock held. */
+ * dropped at once if already complete.  Returns 0; -2 when the context is
+ * broken (nothing can be fenced there, and nothing more may be asked);
+ * -1 when the driver refused (the caller then covers the device stream by
+ * stream).  F.lock held. */
 static int pc_cover_context(struct pc_fence *f, int dev, int *busy)
 {
     CUcontext ctx = NULL;
@@ -313,11 +363,15 @@ static int pc_cover_context(struct pc_fence *f, int dev, int *busy)
     CUresult r;
     static int once;
 
-    if (pc_ctx.current(&ctx) != CUDA_SUCCESS || !ctx || (e = pc_ev_get(dev)) == NULL)
+    if (pc_ctx.current(&ctx) != CUDA_SUCCESS || !ctx)
         goto refused;
+    if ((e = pc_ev_get(dev)) == NULL)
+        return pc_fence_context_ok() ? -1 : -2;
     r = pc_ctx.record(ctx, (CUevent)e->ev);
     if (r != CUDA_SUCCESS) {
         pc_ev_put(e);
+        if (!pc_fence_context_ok())
+            return -2;
         pc_log_once(&once, PC_LOG_INFO, "cuCtxRecordEvent failed with CUDA error %d; that device is fenced stream by stream", (int)r);
         goto refused;
     }
@@ -363,8 +417,18 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
             }
             now = d;
         }
-        if (pc_use_ctx() && pc_cover_context(f, d, busy) == 0)
-            continue;
+        if (pc_use_ctx()) {
+            int c = pc_cover_context(f, d, busy);
+            if (c == 0)
+                continue;
+            if (c == -2) {
+                rc = -1;
+                break;
+            }
+        } else if (!pc_fence_context_ok()) {
+            rc = -1;           /* before any runtime call could fail */
+            break;
+        }
         if (pc_is_blind(d)) {
             static int once;
             pc_log_once(&once, PC_LOG_WARN,

@@ -31,8 +31,16 @@
  * device was idle (nothing to wait for); *busy says whether work was in flight
  * before the fence's own events were recorded.
  * Returns 0, or -1 when no fence can be had (stream capture under way, event
- * failure): the caller must then not cache the block. */
+ * failure, a broken context: pc_fence_context_ok): the caller must then not
+ * cache the block. */
 int pc_fence_record(uint64_t *seq, int *busy);
+
+/* Is the current context healthy?  0 after a kernel fault (the sticky
+ * error) or with no context current: the caller then leaves the call to
+ * the real function, whose answer and last error are the runtime's.  One
+ * driver query (the last error is left alone); 1 where there is no driver
+ * to ask.  Not during a stream capture: the query could invalidate it. */
+int pc_fence_context_ok(void);
 
 /* Complete already known (no CUDA call)? */
 int pc_fence_known(uint64_t seq);

@@ -197,54 +197,6 @@ static unsigned int pc_key_flags(unsigned key)
            ((key & 4u) ? cudaHostAllocMapped : 0u);
 }
 
-/* --- the context's health ---
- *
- * After a kernel fault the context is broken: every call that touches it
- * answers the sticky error (719 after a trap, 700 after an illegal address)
- * and sets it as the last error again, while calls that read host-side
- * bookkeeping (cuCtxGetCurrent, cudaGetDevice, pointer attributes,
- * cudaPeekAtLastError) still answer 0 (measured on the H200; issue 15, D10).
- * A call pincache would answer from its own state asks first, and a broken
- * context sends it to the real function, whose answer and last error are
- * then the runtime's own.  The question is cuStreamQuery of the legacy
- * stream: 150 ns on the H200, needs nothing but the current context, and, a
- * driver call, leaves the last error alone (cuEventQuery of a completed
- * event, 125 ns, would need an event per context).  Any answer but done or
- * not ready (no context current on this thread, say) also sends the call to
- * the real function, which knows what to do.  It runs on every cached
- * allocation and free: a fault can come at any moment. */
-typedef CUresult (*pc_health_fn)(CUstream);
-static pc_health_fn pc_health_query;   /* resolved once; written atomically */
-static char pc_health_none;            /* its address: no such entry point */
-
-static pc_health_fn pc_health_resolve(void)
-{
-    void *f = (void *)PC_REAL(cuStreamQuery);
-    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
-
-    /* The simulated device has no libcuda: the runtime hands its driver
-     * entry points out (as fence.c's context fences find theirs). */
-    if (!f && (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, "cuStreamQuery", &f, 2000, cudaEnableDefault, &st) !=
-                   cudaSuccess || st != cudaDriverEntryPointSuccess))
-        f = NULL;
-    return f ? (pc_health_fn)f : (pc_health_fn)(void *)&pc_health_none;
-}
-
-static int pc_context_ok(void)
-{
-    pc_health_fn q = __atomic_load_n(&pc_health_query, __ATOMIC_ACQUIRE);
-    CUresult r;
-
-    if (!q) {
-        q = pc_health_resolve();
-        __atomic_store_n(&pc_health_query, q, __ATOMIC_RELEASE);
-    }
-    if ((void *)q == (void *)&pc_health_none)
-        return 1;
-    r = q(CU_STREAM_LEGACY);
-    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY;
-}
-
 /* --- the pool's CUDA operations --- */
 
 /* A failed runtime attempt replaces the program's pending last error with
@@ -388,7 +340,7 @@ static int pc_alloc(const struct pc_flavour *fl, void **p, size_t size, unsigned
      * the cache's event queries could be refused in turn.  And in a broken
      * context: the sticky error, not a block. */
     if (!pc_caching() || !p || size == 0 || pc_block_key(flags, !fl->runtime, &key) != 0 || pc_fence_capturing() > 0 ||
-        !pc_context_ok())
+        !pc_fence_context_ok())
         return pc_alloc_passthrough(fl, p, size, flags, alloc_host);
     pc_tls_alloc = &c;
     err = pc_pool_alloc(&pc_pool, size, key, p, &hit);
@@ -457,12 +409,12 @@ static enum pc_free_how pc_take_back(void *p)
     case PC_BLOCK_LIVE:
         break;
     }
-    /* No query during a capture (the fence refuses it anyway): asking
-     * about the legacy stream could invalidate the capture.  No fence from
-     * a created context: its events would die with it, and its
-     * context-wide event would not cover the primary context's work. */
-    if (pc_ctx_created_current() || (pc_fence_capturing() == 0 && !pc_context_ok()) ||
-        (!pc_opt.test_no_fences && pc_fence_record(&seq, &busy) != 0))
+    /* No fence from a created context: its events would die with it, and
+     * its context-wide event would not cover the primary context's work.
+     * A broken context fails the fence (pc_fence_record asks), and the
+     * block goes to the real free, whose sticky error is the answer. */
+    if (pc_ctx_created_current() ||
+        (pc_opt.test_no_fences ? pc_fence_capturing() == 0 && !pc_fence_context_ok() : pc_fence_record(&seq, &busy) != 0))
         return pc_pool_forget(&pc_pool, p) == 0 ? PC_FREE_REAL : PC_FREE_INVALID;
     if (pc_pool_free(&pc_pool, p, seq) != PC_BLOCK_LIVE) {
         PC_STAT_INC(free_invalid);   /* lost a race with another free of p */

@@ -10,6 +10,10 @@
  *   drv_ctx    cuCtxRecordEvent + cuEventQuery (pincache's default fence)
  *              with the 4 idle non-blocking streams of the hit-pair
  *              benchmark; drv_ctx32 with 32
+ *   drv_legacy_squery  cuStreamQuery(CU_STREAM_LEGACY): pincache's question
+ *              whether the context is healthy (fence.c), once per cached
+ *              allocation
+ *   drv_evq    cuEventQuery of a completed event (the other question)
  *   ctx_immediate  how many of 2000 context-wide records on the idle
  *              device report complete at once
  *
@@ -90,6 +94,12 @@ int main(void)
         CK(cudaDeviceSynchronize());
         printf("RESULT callcost op=drv_ctx32 ns=%.1f\n", median_ns([&] {
                    bad |= cuCtxRecordEvent(ctx, de) != CUDA_SUCCESS;
+                   bad |= cuEventQuery(de) != CUDA_SUCCESS;
+               }));
+        printf("RESULT callcost op=drv_legacy_squery ns=%.1f\n", median_ns([&] {
+                   bad |= cuStreamQuery(CU_STREAM_LEGACY) != CUDA_SUCCESS;
+               }));
+        printf("RESULT callcost op=drv_evq ns=%.1f\n", median_ns([&] {
                    bad |= cuEventQuery(de) != CUDA_SUCCESS;
                }));
         int now = 0;

@@ -8,8 +8,11 @@
  * each kind is its own run.  Before the fault two 64 KiB blocks and one of
  * 128 KiB are allocated and freed (under the shim they stay in the cache:
  * --shim checks that the next 128 KiB allocation is served from it, so the
- * allocations after the fault are ones the cache could serve) and two 1 MiB
- * blocks stay live.  After the fault the host sleeps 500 ms with no CUDA
+ * allocations after the fault are ones the cache could serve) and three
+ * 1 MiB blocks stay live; the third is freed after the fault through the
+ * driver (cuMemFreeHost), which must leave the runtime's last error as it
+ * was (under the shim with PINCACHE_FENCE=runtime too, whose fences are
+ * runtime calls that a broken context would refuse, setting it).  After the fault the host sleeps 500 ms with no CUDA
  * call.
  *
  * stdout: tests/sim/sticky_line.h's calls and lines (the call, its code,
@@ -19,6 +22,8 @@
  * run against the plain one; then PASS/FAIL lines for the properties the
  * shim must keep, and a RESULT line.  Exit 0, or 1 when a FAIL was printed. */
 #include "gpu_common.cuh"
+
+#include <cuda.h>
 
 #include <unistd.h>
 
@@ -49,12 +54,13 @@ int main(int argc, char **argv)
     int trap = argc > 1 && strcmp(argv[1], "addr") != 0;
     int shim = argc > 2 && strcmp(argv[2], "--shim") == 0;
     cudaError_t code = trap ? cudaErrorLaunchFailure : cudaErrorIllegalAddress;
-    void *small[2] = { 0 }, *mid = NULL, *blk = NULL, *blk2 = NULL, *dev = NULL, *p;
+    void *small[2] = { 0 }, *mid = NULL, *blk = NULL, *blk2 = NULL, *blk3 = NULL, *dev = NULL, *p;
     char *m = (char *)malloc(64);
     cudaError_t r, l1, l2;
 
     CK(cudaHostAlloc(&blk, 1024 * KB, 0));
     CK(cudaHostAlloc(&blk2, 1024 * KB, 0));
+    CK(cudaHostAlloc(&blk3, 1024 * KB, 0));
     CK(cudaMalloc(&dev, 4096));
     for (int i = 0; i < 2; i++)
         CK(cudaHostAlloc(&small[i], 64 * KB, 0));
@@ -88,6 +94,15 @@ int main(int argc, char **argv)
     r = cudaFreeHost(blk2);
     l1 = cudaGetLastError();
     check(r == code && l1 == code, "free", "cudaFreeHost of a live block after the fault: the sticky code, and the last error");
+    (void)cudaGetLastError();
+    {
+        CUresult dr = cuMemFreeHost(blk3);
+        char line[96];
+        snprintf(line, sizeof line, "+cuMemFreeHost(live block)%-26s ret=%-3d peek=%d", "", (int)dr,
+                 (int)cudaPeekAtLastError());
+        puts(line);
+        check(dr == (CUresult)code, "drvfree", "cuMemFreeHost of a live block after the fault: the sticky code");
+    }
     free(m);   /* the refused cudaFreeHost left it allocated */
     printf("RESULT gpu_sticky %s failures=%d\n", trap ? "trap" : "addr", nfail);
     return nfail ? 1 : 0;
