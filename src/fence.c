@@ -200,8 +200,9 @@ static cudaError_t pc_event_query(cudaEvent_t e)
  * cached free asks only where its fence goes through the runtime (stream by
  * stream, whose failed calls would set the last error): the context-wide
  * fence's own driver call fails in a broken context, and the question is
- * asked then, to tell that from a refusal (docs/benchmarks.md, run 29: the
- * free's question had cost the hit pair a sixth). */
+ * asked then, to tell that from a refusal.  The allocation's question is
+ * most of what the hit pair costs more than before issue 15
+ * (docs/benchmarks.md, run 35). */
 typedef CUresult (*pc_health_fn)(CUstream);
 static pc_health_fn pc_health_query;   /* resolved once; written atomically */
 static char pc_health_none;            /* its address: no such entry point */
