@@ -346,8 +346,8 @@ echo "What a fence's calls cost on this machine, plainly, device idle (tests/ben
      "$(awk -v a="$(cc rt_legacy)" -v b="$(cc rt_squery)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.0f", a + 4 * b }') ns" \
      "through the runtime. The default fence, cuCtxRecordEvent+cuEventQuery: $(cc drv_ctx) ns with 4 idle streams," \
      "$(cc drv_ctx32) with 32; complete at once on the idle device $(sed -n 's/^RESULT callcost ctx_immediate=//p' "$logdir/callcost.out" 2>/dev/null) times." \
-     "The health question before a cached allocation, cuStreamQuery(legacy): $(cc drv_legacy_squery) ns" \
-     "(cuEventQuery of a completed event: $(cc drv_evq))." \
+     "The health question before a cached allocation, cuCtxGetStreamPriorityRange: $(cc drv_prio) ns" \
+     "(cuStreamQuery of the legacy stream: $(cc drv_legacy_squery); cuEventQuery of a completed event: $(cc drv_evq))." \
      "Classifying a copy's host memory, cudaPointerGetAttributes: $(cc ptrattr_pageable) ns on pageable memory," \
      "$(cc ptrattr_pinned) on pinned."
 echo

@@ -189,42 +189,43 @@ static cudaError_t pc_event_query(cudaEvent_t e)
  * bookkeeping (cuCtxGetCurrent, cudaGetDevice, pointer attributes,
  * cudaPeekAtLastError) still answer 0 (measured on the H200; issue 15, D10).
  * A call pincache would answer from its own state asks first, and a broken
- * context sends it to the real function.  The question is cuStreamQuery of
- * the legacy stream: 150-175 ns on the H200, needs nothing but the current
- * context, and, a driver call, leaves the last error alone (cuEventQuery of
- * a completed event, 130 ns, would need an event per context and its
- * lifetime).  Any answer but done or not ready (no context current on this
- * thread, say) also counts as broken: the real function knows what to do.
+ * context sends it to the real function.  The question is
+ * cuCtxGetStreamPriorityRange: 27 ns on the H200, the first call after a
+ * fault answered 719 / 700 with it, it needs nothing but the current
+ * context, and, a driver call, it leaves the last error alone.  (Measured
+ * with tests/probe/ctxhealth.cu, docs/runtime-facts.md: cuStreamQuery of
+ * the legacy stream, the question until then, cost 350 ns in that run and
+ * was most of what the hit pair had grown by; cuCtxGetFlags, cuCtxGetId,
+ * cuCtxGetDevice and cuCtxGetApiVersion answer 0 in a broken context.)
+ * Any answer but success (no context current on this thread, say) also
+ * counts as broken: the real function knows what to do.
  *
  * A cached allocation asks every time (a fault can come at any moment).  A
  * cached free asks only where its fence goes through the runtime (stream by
  * stream, whose failed calls would set the last error): the context-wide
  * fence's own driver call fails in a broken context, and the question is
- * asked then, to tell that from a refusal.  The allocation's question is
- * most of what the hit pair costs more than before issue 15
- * (docs/benchmarks.md, run 35). */
-typedef CUresult (*pc_health_fn)(CUstream);
+ * asked then, to tell that from a refusal. */
+typedef CUresult (*pc_health_fn)(int *, int *);
 static pc_health_fn pc_health_query;   /* resolved once; written atomically */
 static char pc_health_none;            /* its address: no such entry point */
 
 int pc_fence_context_ok(void)
 {
     pc_health_fn q = __atomic_load_n(&pc_health_query, __ATOMIC_ACQUIRE);
-    CUresult r;
+    int least, greatest;
 
     if (!q) {
         /* The simulated device has no libcuda: the runtime hands its
          * driver entry points out. */
-        void *f = (void *)PC_REAL(cuStreamQuery);
+        void *f = (void *)PC_REAL(cuCtxGetStreamPriorityRange);
         if (!f)
-            f = pc_ctx_entry("cuStreamQuery", 2000);
+            f = pc_ctx_entry("cuCtxGetStreamPriorityRange", 5050);
         q = f ? (pc_health_fn)f : (pc_health_fn)(void *)&pc_health_none;
         __atomic_store_n(&pc_health_query, q, __ATOMIC_RELEASE);
     }
     if ((void *)q == (void *)&pc_health_none)
         return 1;
-    r = q(CU_STREAM_LEGACY);
-    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY;
+    return q(&least, &greatest) == CUDA_SUCCESS;
 }
 
 /* --- events (F.lock held) --- */

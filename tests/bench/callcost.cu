@@ -10,10 +10,10 @@
  *   drv_ctx    cuCtxRecordEvent + cuEventQuery (pincache's default fence)
  *              with the 4 idle non-blocking streams of the hit-pair
  *              benchmark; drv_ctx32 with 32
- *   drv_legacy_squery  cuStreamQuery(CU_STREAM_LEGACY): pincache's question
- *              whether the context is healthy (fence.c), once per cached
- *              allocation
- *   drv_evq    cuEventQuery of a completed event (the other question)
+ *   drv_prio   cuCtxGetStreamPriorityRange: pincache's question whether
+ *              the context is healthy (fence.c), once per cached allocation
+ *   drv_legacy_squery  cuStreamQuery(CU_STREAM_LEGACY), the question before
+ *   drv_evq    cuEventQuery of a completed event
  *   ctx_immediate  how many of 2000 context-wide records on the idle
  *              device report complete at once
  *
@@ -95,6 +95,10 @@ int main(void)
         printf("RESULT callcost op=drv_ctx32 ns=%.1f\n", median_ns([&] {
                    bad |= cuCtxRecordEvent(ctx, de) != CUDA_SUCCESS;
                    bad |= cuEventQuery(de) != CUDA_SUCCESS;
+               }));
+        printf("RESULT callcost op=drv_prio ns=%.1f\n", median_ns([&] {
+                   int lo, hi;
+                   bad |= cuCtxGetStreamPriorityRange(&lo, &hi) != CUDA_SUCCESS;
                }));
         printf("RESULT callcost op=drv_legacy_squery ns=%.1f\n", median_ns([&] {
                    bad |= cuStreamQuery(CU_STREAM_LEGACY) != CUDA_SUCCESS;

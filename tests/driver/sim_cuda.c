@@ -310,6 +310,14 @@ API CUresult cuStreamQuery(CUstream s)
 	return drv(cudaStreamQuery((cudaStream_t)s));
 }
 
+/* Touches the context: the sticky error after a fault (measured on the
+ * H200, tests/probe/ctxhealth.cu). */
+API CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+	NEED_CTX();
+	return drv(cudaDeviceGetStreamPriorityRange(least, greatest));
+}
+
 API CUresult cuStreamSynchronize(CUstream s)
 {
 	NEED_CTX();
@@ -453,6 +461,7 @@ static const struct proc procs[] = {
 	{ "cuStreamCreateWithPriority", 5050, 0, (void *)cuStreamCreateWithPriority },
 	{ "cuStreamDestroy", 4000, 0, (void *)cuStreamDestroy_v2 },
 	{ "cuStreamQuery", 2000, 0, (void *)cuStreamQuery },
+	{ "cuCtxGetStreamPriorityRange", 5050, 0, (void *)cuCtxGetStreamPriorityRange },
 	{ "cuStreamSynchronize", 2000, 0, (void *)cuStreamSynchronize },
 	{ "cuStreamGetFlags", 5050, 0, (void *)cuStreamGetFlags },
 	{ "cuEventCreate", 2000, 0, (void *)cuEventCreate },

@@ -424,6 +424,15 @@ static CUresult sim_drv_stream_query(CUstream s)
 	return sim_drv_ret(cudaStreamQuery((cudaStream_t)s), last);
 }
 
+/* Touches the context: the sticky error after a fault, as the first call
+ * after it on the H200 (tests/probe/ctxhealth.cu). */
+static CUresult sim_drv_ctx_get_stream_priority_range(int *least, int *greatest)
+{
+	cudaError_t last = tls_last_error;
+
+	return sim_drv_ret(cudaDeviceGetStreamPriorityRange(least, greatest), last);
+}
+
 /* The device allocation containing dptr (cudaMalloc'd: the sim has no
  * VMM), as the driver reports it; anything else: not found. */
 static CUresult sim_drv_mem_get_address_range(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
@@ -455,6 +464,7 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **
 		{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },
 		{ "cuEventQuery", 2000, (void *)sim_drv_event_query },
 		{ "cuStreamQuery", 2000, (void *)sim_drv_stream_query },
+		{ "cuCtxGetStreamPriorityRange", 5050, (void *)sim_drv_ctx_get_stream_priority_range },
 		{ "cuMemGetAddressRange", 3020, (void *)sim_drv_mem_get_address_range },
 	};
 	enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
