@@ -1,4 +1,6 @@
-/* fence.c - stream registry and event fences (see fence.h for the design). */
+/* fence.c - stream registry and event fences (see fence.h for the design).
+ * CUDA-free: every question to the device goes through the ops table of
+ * fence_ops.h (fence_cuda.c; a fake in tests/unit/test_fence.c). */
 #include "config.h"
 #include <pthread.h>
 #include <sched.h>
@@ -6,15 +8,15 @@
 #include <time.h>
 #include <uthash.h>
 #include "fence.h"
+#include "fence_ops.h"
 #include "log.h"
 #include "options.h"
-#include "real.h"
 #include "stats.h"
 
 #define PC_MAX_DEV 64
 
 struct pc_ev {                 /* a pooled event; refs = fences (or zombie list) holding it */
-    cudaEvent_t ev;
+    void *ev;
     int dev;
     int refs;
     struct pc_ev *next;        /* free list / zombie list */
@@ -28,7 +30,7 @@ struct pc_fence {
 };
 
 struct pc_stream {
-    cudaStream_t s;
+    void *s;
     int dev;
     int nonblocking;
     UT_hash_handle hh;
@@ -47,6 +49,7 @@ static int pc_blind_any;
  * CUDA event calls are made under F.lock (never under the pool's lock). */
 struct pc_fence_state {
     pthread_mutex_t lock;
+    const struct pc_fence_ops *ops;
     uint64_t next_seq;
     uint64_t done_upto;        /* atomic: highest fence known complete */
     uint64_t devmask;          /* atomic: devices the program made current */
@@ -57,175 +60,37 @@ struct pc_fence_state {
     int capture;               /* stream captures under way */
     struct pc_fence_state *abandoned_next;
 };
-static struct pc_fence_state F = { .lock = PTHREAD_MUTEX_INITIALIZER };
+/* tests/unit/test_fence.c links this file without fence_cuda.c and sets
+ * its own ops before anything else. */
+#pragma weak pc_fence_cuda_ops
+static struct pc_fence_state F = { .lock = PTHREAD_MUTEX_INITIALIZER, .ops = &pc_fence_cuda_ops };
+#define O (F.ops)
+
+void pc_fence_set_ops(const struct pc_fence_ops *ops)
+{
+    F.ops = ops;
+}
 /* States abandoned by pc_fence_forget_all (a fork child, a device reset),
  * kept only so that they stay reachable (leak checkers); never used again.
  * Not static: a static that is never read would be optimized away. */
 struct pc_fence_state *pc_fence_abandoned;
 
-static void pc_mark_broken(cudaError_t err, const char *what)
+static void pc_mark_broken(int err, const char *what)
 {
     static int once;
     pc_fence_broken = 1;
-    pc_log_once(&once, PC_LOG_WARN, "%s failed with CUDA error %d; caching disabled", what, (int)err);
+    pc_log_once(&once, PC_LOG_WARN, "%s failed with CUDA error %d; caching disabled", what, err);
 }
 
-/* --- the calls a fence is made of ---
- *
- * PINCACHE_FENCE=context (the default): one cuCtxRecordEvent per device
- * and a query of that event.  The event captures all work of the context at
- * the time of the call, on every stream, whoever made it (the runtime, the
- * driver API, a library pincache never saw), so the cost does not grow
- * with the number of streams.  On the H200 a query per non-blocking stream
- * had cost the alloc+free pair about 0.5 us per stream (docs/benchmarks.md,
- * run 7: 0.98 us with no streams, 2.8-3.0 with four).  The entry points
- * come from the loaded libcuda, or else from the runtime's
- * cudaGetDriverEntryPointByVersion (the simulated device has no libcuda).
- *
- * PINCACHE_FENCE=runtime, and the fallback where the driver lacks
- * cuCtxRecordEvent (before CUDA 12.5) or refuses it for a context: an event
- * on the legacy stream plus a query of each known non-blocking stream,
- * through the runtime.  PINCACHE_FENCE=driver: the same through the
- * driver's calls; any answer other than done or not ready (no current
- * context on this thread, a foreign context) is asked again through the
- * runtime, whose answer stands. */
-static int pc_drv_ok = -1;     /* -1 undecided, 0 runtime only, 1 driver first */
-
-static int pc_use_drv(void)
-{
-    int ok = __atomic_load_n(&pc_drv_ok, __ATOMIC_RELAXED);
-    if (ok < 0) {
-        ok = pc_opt.fence == PC_FENCE_DRIVER && PC_REAL(cuStreamQuery) && PC_REAL(cuEventRecord) &&
-             PC_REAL(cuEventQuery);
-        __atomic_store_n(&pc_drv_ok, ok, __ATOMIC_RELAXED);
-    }
-    return ok;
-}
-
-typedef CUresult (*pc_ctx_record_fn)(CUcontext, CUevent);
-typedef CUresult (*pc_ctx_current_fn)(CUcontext *);
-typedef CUresult (*pc_ev_query_fn)(CUevent);
-static struct {
-    int ok;                    /* -1 undecided, 0 no, 1 yes (F.lock) */
-    pc_ctx_record_fn record;
-    pc_ctx_current_fn current;
-    pc_ev_query_fn query;
-} pc_ctx = { -1, NULL, NULL, NULL };
-
-static void *pc_ctx_entry(const char *sym, unsigned int ver)
-{
-    void *f = NULL;
-    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
-    if (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, sym, &f, ver, cudaEnableDefault, &st) != cudaSuccess ||
-        st != cudaDriverEntryPointSuccess)
-        return NULL;
-    return f;
-}
-
-/* F.lock held. */
-static int pc_use_ctx(void)
-{
-    if (pc_ctx.ok >= 0)
-        return pc_ctx.ok;
-    pc_ctx.ok = 0;
-    if (pc_opt.fence != PC_FENCE_CONTEXT)
-        return 0;
-    pc_ctx.record = (pc_ctx_record_fn)PC_REAL(cuCtxRecordEvent);
-    pc_ctx.current = (pc_ctx_current_fn)PC_REAL(cuCtxGetCurrent);
-    pc_ctx.query = (pc_ev_query_fn)PC_REAL(cuEventQuery);
-    if (!pc_ctx.record || !pc_ctx.current || !pc_ctx.query) {
-        /* All three from one source. */
-        pc_ctx.record = (pc_ctx_record_fn)pc_ctx_entry("cuCtxRecordEvent", 12050);
-        pc_ctx.current = (pc_ctx_current_fn)pc_ctx_entry("cuCtxGetCurrent", 4000);
-        pc_ctx.query = (pc_ev_query_fn)pc_ctx_entry("cuEventQuery", 2000);
-    }
-    pc_ctx.ok = pc_ctx.record && pc_ctx.current && pc_ctx.query;
-    if (pc_ctx.ok)
-        pc_info("fences: one context-wide event per device (cuCtxRecordEvent)");
-    else
-        pc_info("fences: cuCtxRecordEvent not available; an event on the legacy stream and a query per non-blocking stream");
-    return pc_ctx.ok;
-}
-
-/* Done or not ready: the two answers the driver path keeps (same numbers
- * in both APIs); anything else is asked again through the runtime. */
-_Static_assert((int)CUDA_SUCCESS == (int)cudaSuccess && (int)CUDA_ERROR_NOT_READY == (int)cudaErrorNotReady,
-               "driver and runtime share these codes");
-static int pc_drv_settled(CUresult r)
-{
-    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY;
-}
-
-static cudaError_t pc_stream_query(cudaStream_t s)
-{
-    CUresult r;
-    if (pc_use_drv() && pc_drv_settled(r = PC_REAL(cuStreamQuery)((CUstream)s)))
-        return (cudaError_t)r;
-    return PC_CALL_REAL(cudaStreamQuery, s);
-}
-
-static cudaError_t pc_event_record(cudaEvent_t e, cudaStream_t s)
-{
-    if (pc_use_drv() && PC_REAL(cuEventRecord)((CUevent)e, (CUstream)s) == CUDA_SUCCESS)
-        return cudaSuccess;
-    return PC_CALL_REAL(cudaEventRecord, e, s);
-}
-
-static cudaError_t pc_event_query(cudaEvent_t e)
-{
-    CUresult r;
-    if (pc_ctx.ok > 0 && pc_drv_settled(r = pc_ctx.query((CUevent)e)))
-        return (cudaError_t)r;
-    if (pc_use_drv() && pc_drv_settled(r = PC_REAL(cuEventQuery)((CUevent)e)))
-        return (cudaError_t)r;
-    return PC_CALL_REAL(cudaEventQuery, e);
-}
-
-/* --- the context's health ---
- *
- * After a kernel fault the context is broken: every call that touches it
- * answers the sticky error (719 after a trap, 700 after an illegal address)
- * and sets it as the last error again, while calls that read host-side
- * bookkeeping (cuCtxGetCurrent, cudaGetDevice, pointer attributes,
- * cudaPeekAtLastError) still answer 0 (measured on the H200; issue 15, D10).
- * A call pincache would answer from its own state asks first, and a broken
- * context sends it to the real function.  The question is
- * cuCtxGetStreamPriorityRange: 27 ns on the H200, the first call after a
- * fault answered 719 / 700 with it, it needs nothing but the current
- * context, and, a driver call, it leaves the last error alone.  (Measured
- * with tests/probe/ctxhealth.cu, docs/runtime-facts.md: cuStreamQuery of
- * the legacy stream, the question until then, cost 350 ns in that run and
- * was most of what the hit pair had grown by; cuCtxGetFlags, cuCtxGetId,
- * cuCtxGetDevice and cuCtxGetApiVersion answer 0 in a broken context.)
- * Any answer but success (no context current on this thread, say) also
- * counts as broken: the real function knows what to do.
- *
- * A cached allocation asks every time (a fault can come at any moment).  A
- * cached free asks only where its fence goes through the runtime (stream by
- * stream, whose failed calls would set the last error): the context-wide
- * fence's own driver call fails in a broken context, and the question is
- * asked then, to tell that from a refusal. */
-typedef CUresult (*pc_health_fn)(int *, int *);
-static pc_health_fn pc_health_query;   /* resolved once; written atomically */
-static char pc_health_none;            /* its address: no such entry point */
-
+/* The context's health (fence_cuda.c says how it is asked).  A cached
+ * allocation asks every time (a fault can come at any moment).  A cached
+ * free asks only where its fence goes stream by stream, before the first
+ * call (through the runtime, a failed one would set the last error): the
+ * context-wide fence's own record fails in a broken context, and the
+ * question is asked then, to tell that from a refusal. */
 int pc_fence_context_ok(void)
 {
-    pc_health_fn q = __atomic_load_n(&pc_health_query, __ATOMIC_ACQUIRE);
-    int least, greatest;
-
-    if (!q) {
-        /* The simulated device has no libcuda: the runtime hands its
-         * driver entry points out. */
-        void *f = (void *)PC_REAL(cuCtxGetStreamPriorityRange);
-        if (!f)
-            f = pc_ctx_entry("cuCtxGetStreamPriorityRange", 5050);
-        q = f ? (pc_health_fn)f : (pc_health_fn)(void *)&pc_health_none;
-        __atomic_store_n(&pc_health_query, q, __ATOMIC_RELEASE);
-    }
-    if ((void *)q == (void *)&pc_health_none)
-        return 1;
-    return q(&least, &greatest) == CUDA_SUCCESS;
+    return O->context_ok();
 }
 
 /* --- events (F.lock held) --- */
@@ -233,20 +98,20 @@ int pc_fence_context_ok(void)
 static struct pc_ev *pc_ev_get(int dev)
 {
     struct pc_ev *e = F.evpool[dev];
-    cudaError_t err;
+    int err;
 
     if (e) {
         F.evpool[dev] = e->next;
     } else {
         /* Not in a broken context: the runtime's refusal would set the
          * last error, and caching would end for good. */
-        if (!pc_fence_context_ok())
+        if (!O->context_ok())
             return NULL;
         e = calloc(1, sizeof *e);
         if (!e)
             return NULL;
-        err = PC_CALL_REAL(cudaEventCreateWithFlags, &e->ev, cudaEventDisableTiming);
-        if (err != cudaSuccess) {
+        err = O->event_create(&e->ev);
+        if (err != 0) {
             pc_mark_broken(err, "cudaEventCreateWithFlags");
             free(e);
             return NULL;
@@ -266,21 +131,23 @@ static void pc_ev_put(struct pc_ev *e)
     F.evpool[e->dev] = e;
 }
 
-/* 1 complete, 0 pending.  A capture's refusal (a query while some thread's
- * capture prohibits it, measured on the H200: error 900) says nothing of
- * the event: pending.  Any other error means the context is gone: nothing
- * more will run on the device, so the event counts as complete. */
+/* 1 complete, 0 pending.  A capture's refusal says nothing of the event:
+ * pending.  Any other error means the context is gone: nothing more will
+ * run on the device, so the event counts as complete. */
 static int pc_ev_done(struct pc_ev *e)
 {
-    cudaError_t err = pc_event_query(e->ev);
-    if (err == cudaErrorNotReady)
+    int err = 0;
+
+    switch (O->event_query(e->ev, &err)) {
+    case PC_FQ_PENDING:
+    case PC_FQ_REFUSED:
         return 0;
-    if (err == cudaErrorStreamCaptureUnsupported || err == cudaErrorStreamCaptureInvalidated ||
-        err == cudaErrorStreamCaptureImplicit)
-        return 0;
-    if (err != cudaSuccess)
+    case PC_FQ_ERROR:
         pc_mark_broken(err, "cudaEventQuery");
-    return 1;
+        return 1;
+    default:
+        return 1;
+    }
 }
 
 static int pc_fence_add(struct pc_fence *f, struct pc_ev *e)
@@ -330,23 +197,21 @@ static int pc_fence_keep(struct pc_fence *f, struct pc_ev *e, int check, int *bu
  * query both fence and tell whether work was in flight.  A non-blocking
  * stream gets an event only when a query finds it busy.
  * Returns 0 or -1. */
-static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int legacy, int *busy)
+static int pc_cover_stream(struct pc_fence *f, void *s, int dev, int legacy, int *busy)
 {
     struct pc_ev *e;
-    cudaError_t err;
 
     if (!legacy) {
-        err = pc_stream_query(s);
-        if (err == cudaSuccess)
+        int q = O->stream_query(s);
+        if (q == PC_FQ_DONE)
             return 0;
-        if (err != cudaErrorNotReady)
+        if (q != PC_FQ_PENDING)
             return -1;           /* capturing, or broken: let the caller pass through */
     }
     e = pc_ev_get(dev);
     if (!e)
         return -1;
-    err = pc_event_record(e->ev, s);
-    if (err != cudaSuccess) {
+    if (O->event_record(e->ev, s) != 0) {
         pc_ev_put(e);
         return -1;
     }
@@ -360,21 +225,21 @@ static int pc_cover_stream(struct pc_fence *f, cudaStream_t s, int dev, int lega
  * stream).  F.lock held. */
 static int pc_cover_context(struct pc_fence *f, int dev, int *busy)
 {
-    CUcontext ctx = NULL;
+    void *ctx = O->ctx_current();
     struct pc_ev *e;
-    CUresult r;
+    int r;
     static int once;
 
-    if (pc_ctx.current(&ctx) != CUDA_SUCCESS || !ctx)
+    if (!ctx)
         goto refused;
     if ((e = pc_ev_get(dev)) == NULL)
-        return pc_fence_context_ok() ? -1 : -2;
-    r = pc_ctx.record(ctx, (CUevent)e->ev);
-    if (r != CUDA_SUCCESS) {
+        return O->context_ok() ? -1 : -2;
+    r = O->ctx_record(ctx, e->ev);
+    if (r != 0) {
         pc_ev_put(e);
-        if (!pc_fence_context_ok())
+        if (!O->context_ok())
             return -2;
-        pc_log_once(&once, PC_LOG_INFO, "cuCtxRecordEvent failed with CUDA error %d; that device is fenced stream by stream", (int)r);
+        pc_log_once(&once, PC_LOG_INFO, "cuCtxRecordEvent failed with CUDA error %d; that device is fenced stream by stream", r);
         goto refused;
     }
     PC_STAT_INC(fence_ctx_records);
@@ -387,7 +252,7 @@ refused:
 
 static int pc_is_blind(int dev)
 {
-    return __atomic_load_n(&pc_blind_any, __ATOMIC_RELAXED) || pc_real_unknown_major() ||
+    return __atomic_load_n(&pc_blind_any, __ATOMIC_RELAXED) || O->blind_all() ||
            (__atomic_load_n(&pc_blind_mask, __ATOMIC_RELAXED) & (1ull << dev)) != 0;
 }
 
@@ -402,24 +267,24 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
     struct pc_stream *st, *tmp;
     struct pc_ev *z, **zp;
 
-    if (PC_CALL_REAL(cudaGetDevice, &cur) != cudaSuccess)
+    if (O->get_device(&cur) != 0)
         return -1;
     pc_fence_device_used(cur);
     now = cur;
     mask = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
-    for (int d = 0; d < PC_MAX_DEV && rc == 0; d++) {
-        if (!(mask & (1ull << d)))
-            continue;
+    /* The used devices only: scanning all 64 bits cost a free ~450 instructions. */
+    for (uint64_t left = mask; left && rc == 0; left &= left - 1) {
+        int d = __builtin_ctzll(left);
         /* Each device is fenced with its own context current (its events
          * belong to it), the calling thread's own device included. */
         if (d != now) {
-            if (PC_CALL_REAL(cudaSetDevice, d) != cudaSuccess) {
+            if (O->set_device(d) != 0) {
                 rc = -1;
                 break;
             }
             now = d;
         }
-        if (pc_use_ctx()) {
+        if (O->ctx_wide()) {
             int c = pc_cover_context(f, d, busy);
             if (c == 0)
                 continue;
@@ -427,7 +292,7 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
                 rc = -1;
                 break;
             }
-        } else if (!pc_fence_context_ok()) {
+        } else if (!O->context_ok()) {
             rc = -1;           /* before any runtime call could fail */
             break;
         }
@@ -442,13 +307,13 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
             rc = -1;
             break;
         }
-        rc = pc_cover_stream(f, cudaStreamLegacy, d, 1, busy);
+        rc = pc_cover_stream(f, PC_STREAM_LEGACY, d, 1, busy);
         HASH_ITER(hh, F.streams, st, tmp) {
             if (rc == 0 && st->dev == d && st->nonblocking)
                 rc = pc_cover_stream(f, st->s, d, 0, busy);
         }
     }
-    if (now != cur && PC_CALL_REAL(cudaSetDevice, cur) != cudaSuccess)
+    if (now != cur && O->set_device(cur) != 0)
         rc = -1;
     /* Work on streams destroyed while busy. */
     for (zp = &F.zombies; rc == 0 && (z = *zp) != NULL;) {
@@ -577,9 +442,9 @@ int pc_fence_idle(void)
     return pc_fence_poll(last);
 }
 
-static int pc_query_busy(cudaStream_t s)
+static int pc_query_busy(void *s)
 {
-    return pc_stream_query(s) == cudaErrorNotReady;
+    return O->stream_query(s) == PC_FQ_PENDING;
 }
 
 /* Queries only, no event: cheaper than a fence, and an event recorded just
@@ -596,27 +461,26 @@ int pc_fence_busy_now(void)
     struct pc_ev *z;
 
     pthread_mutex_lock(&F.lock);
-    if (F.capture > 0 || PC_CALL_REAL(cudaGetDevice, &cur) != cudaSuccess)
+    if (F.capture > 0 || O->get_device(&cur) != 0)
         goto out;
     pc_fence_device_used(cur);
     now = cur;
     mask = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
-    for (int d = 0; d < PC_MAX_DEV && !busy; d++) {
-        if (!(mask & (1ull << d)))
-            continue;
+    for (uint64_t left = mask; left && !busy; left &= left - 1) {
+        int d = __builtin_ctzll(left);
         if (d != now) {
-            if (PC_CALL_REAL(cudaSetDevice, d) != cudaSuccess)
+            if (O->set_device(d) != 0)
                 break;
             now = d;
         }
-        busy = pc_query_busy(cudaStreamLegacy) || (pc_tls_ptstream && pc_query_busy(cudaStreamPerThread));
+        busy = pc_query_busy(PC_STREAM_LEGACY) || (pc_tls_ptstream && pc_query_busy(PC_STREAM_PER_THREAD));
         HASH_ITER(hh, F.streams, st, tmp) {
             if (!busy && st->dev == d)
                 busy = pc_query_busy(st->s);
         }
     }
     if (now != cur)
-        PC_CALL_REAL(cudaSetDevice, cur);
+        O->set_device(cur);
     for (z = F.zombies; z && !busy; z = z->next)
         busy = !pc_ev_done(z);
 out:
@@ -624,18 +488,18 @@ out:
     return busy;
 }
 
-void pc_fence_stream_created(cudaStream_t s, unsigned int flags)
+void pc_fence_stream_created(void *s, int nonblocking)
 {
     struct pc_stream *st = calloc(1, sizeof *st);
     int dev = 0;
 
     if (!st)
         return;
-    PC_CALL_REAL(cudaGetDevice, &dev);
+    O->get_device(&dev);
     pc_fence_device_used(dev);
     st->s = s;
     st->dev = dev;
-    st->nonblocking = (flags & cudaStreamNonBlocking) != 0;
+    st->nonblocking = nonblocking;
     pthread_mutex_lock(&F.lock);
     HASH_ADD_PTR(F.streams, s, st);
     pthread_mutex_unlock(&F.lock);
@@ -652,22 +516,18 @@ void pc_fence_blind(int dev)
 
 /* An unknown handle is a stream pincache did not see created.  The last
  * handle this thread found known, blocking or already reported is not
- * looked up again.  A blocking
- * one is covered by the legacy stream's event (measured); a non-blocking
- * one may be reading a block that is freed later: blind.  Its device is
- * the stream's own where the runtime can say, else the current one.  The
- * queries must leave no last error behind (the program's call that follows
- * gives the runtime's own answer for a bad handle). */
-static __thread cudaStream_t pc_tls_known;
+ * looked up again.  A blocking one is covered by the legacy stream's event
+ * (measured); a non-blocking one may be reading a block that is freed
+ * later: blind.  Its device is the stream's own where the runtime can say,
+ * else the current one (the back-end's stream_probe). */
+static __thread void *pc_tls_known;
 
-void pc_fence_stream_seen(cudaStream_t s)
+void pc_fence_stream_seen(void *s)
 {
     struct pc_stream *st;
-    unsigned int flags = 0;
-    int dev = -1;
-    cudaError_t pending;
+    int nonblocking = 0, dev = -1;
 
-    if (s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread || s == pc_tls_known)
+    if (s == 0 || s == PC_STREAM_LEGACY || s == PC_STREAM_PER_THREAD || s == pc_tls_known)
         return;
     pthread_mutex_lock(&F.lock);
     HASH_FIND_PTR(F.streams, &s, st);
@@ -676,27 +536,14 @@ void pc_fence_stream_seen(cudaStream_t s)
         pc_tls_known = s;
         return;
     }
-    pending = PC_CALL_REAL(cudaPeekAtLastError);
-    if (PC_CALL_REAL(cudaStreamGetFlags, s, &flags) != cudaSuccess) {
-        if (pending == cudaSuccess)
-            PC_CALL_REAL(cudaGetLastError);
+    if (O->stream_probe(s, &nonblocking, &dev) != 0)
         return;
-    }
-    if (!(flags & cudaStreamNonBlocking)) {
-        pc_tls_known = s;
-        return;
-    }
-    if (!PC_REAL(cudaStreamGetDevice) || PC_CALL_REAL(cudaStreamGetDevice, s, &dev) != cudaSuccess) {
-        if (PC_REAL(cudaStreamGetDevice) && pending == cudaSuccess)
-            PC_CALL_REAL(cudaGetLastError);
-        if (PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess)
-            dev = -1;
-    }
-    pc_fence_blind(dev);
-    pc_tls_known = s;          /* said once: the device stays blind */
+    if (nonblocking)
+        pc_fence_blind(dev);   /* said once: the device stays blind */
+    pc_tls_known = s;
 }
 
-void pc_fence_stream_destroying(cudaStream_t s)
+void pc_fence_stream_destroying(void *s)
 {
     struct pc_stream *st = NULL;
     struct pc_ev *e;
@@ -708,18 +555,17 @@ void pc_fence_stream_destroying(cudaStream_t s)
         HASH_DEL(F.streams, st);
         PC_STAT_INC(streams_destroyed);
         /* Work still queued on it must stay covered by later fences. */
-        if (pc_stream_query(s) == cudaErrorNotReady &&
-            PC_CALL_REAL(cudaGetDevice, &cur) == cudaSuccess &&
-            (cur == st->dev || PC_CALL_REAL(cudaSetDevice, st->dev) == cudaSuccess)) {
+        if (O->stream_query(s) == PC_FQ_PENDING && O->get_device(&cur) == 0 &&
+            (cur == st->dev || O->set_device(st->dev) == 0)) {
             e = pc_ev_get(st->dev);
-            if (e && pc_event_record(e->ev, s) == cudaSuccess) {
+            if (e && O->event_record(e->ev, s) == 0) {
                 e->next = F.zombies;
                 F.zombies = e;
             } else if (e) {
                 pc_ev_put(e);
             }
             if (cur != st->dev)
-                PC_CALL_REAL(cudaSetDevice, cur);
+                O->set_device(cur);
         }
         free(st);
     }

@@ -21,11 +21,14 @@
  *
  * Fences are numbered in the order they are recorded, and completion is
  * monotonic: fence k complete implies every fence j < k is complete, so a
- * single watermark answers most checks without any CUDA call. */
+ * single watermark answers most checks without any CUDA call.
+ *
+ * fence.c holds the algorithm and makes no CUDA call: it asks the device
+ * through the ops table of fence_ops.h (fence_cuda.c; a fake in
+ * tests/unit/test_fence.c). */
 #ifndef PC_FENCE_H
 #define PC_FENCE_H
 #include <stdint.h>
-#include "cudart_ext.h"
 
 /* Record a fence covering all GPU work enqueued so far.  *seq is 0 when the
  * device was idle (nothing to wait for); *busy says whether work was in flight
@@ -59,10 +62,11 @@ int pc_fence_busy_now(void);
  * program never made crashes in the driver at exit (H200, PyTorch). */
 extern __thread int pc_tls_ptstream;
 
-void pc_fence_stream_created(cudaStream_t s, unsigned int flags);
+/* A stream the program created (s: its cudaStream_t). */
+void pc_fence_stream_created(void *s, int nonblocking);
 /* A stream handle reached an interposed call: one pincache did not see
  * created makes its device blind if it is non-blocking. */
-void pc_fence_stream_seen(cudaStream_t s);
+void pc_fence_stream_seen(void *s);
 /* Device dev (-1: one pincache cannot name, so every device) may have
  * non-blocking streams pincache cannot see.  Where fences go stream by
  * stream, frees there are then not cached (pc_fence_record fails, with one
@@ -70,7 +74,7 @@ void pc_fence_stream_seen(cudaStream_t s);
  * Context-wide fences (PINCACHE_FENCE=context) cover unseen streams and
  * are not affected. */
 void pc_fence_blind(int dev);
-void pc_fence_stream_destroying(cudaStream_t s);
+void pc_fence_stream_destroying(void *s);
 void pc_fence_device_used(int dev);
 void pc_fence_capture_begin(void);
 void pc_fence_capture_end(void);

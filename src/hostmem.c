@@ -687,7 +687,7 @@ cudaError_t pc_stream_created(cudaError_t r, cudaStream_t *s, unsigned int flags
 {
     pc_mark_used();
     if (r == cudaSuccess && s && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
-        pc_fence_stream_created(*s, flags);
+        pc_fence_stream_created(*s, (flags & cudaStreamNonBlocking) != 0);
     return r;
 }
 
