@@ -47,22 +47,12 @@ typedef CUresult (*pc_ctx_record_fn)(CUcontext, CUevent);
 typedef CUresult (*pc_ctx_current_fn)(CUcontext *);
 typedef CUresult (*pc_ev_query_fn)(CUevent);
 static struct {
-    int ok;                    /* 0 no, 1 yes: written once, under pc_ctx_once */
+    int ok;                    /* 0 no (or not yet decided), 1 yes: written once, under pc_ctx_once */
     pc_ctx_record_fn record;
     pc_ctx_current_fn current;
     pc_ev_query_fn query;
 } pc_ctx;
 static pthread_once_t pc_ctx_once = PTHREAD_ONCE_INIT;
-
-static void *pc_ctx_entry(const char *sym, unsigned int ver)
-{
-    void *f = NULL;
-    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
-    if (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, sym, &f, ver, cudaEnableDefault, &st) != cudaSuccess ||
-        st != cudaDriverEntryPointSuccess)
-        return NULL;
-    return f;
-}
 
 static void pc_ctx_resolve(void)
 {
@@ -73,9 +63,9 @@ static void pc_ctx_resolve(void)
     pc_ctx.query = (pc_ev_query_fn)PC_REAL(cuEventQuery);
     if (!pc_ctx.record || !pc_ctx.current || !pc_ctx.query) {
         /* All three from one source. */
-        pc_ctx.record = (pc_ctx_record_fn)pc_ctx_entry("cuCtxRecordEvent", 12050);
-        pc_ctx.current = (pc_ctx_current_fn)pc_ctx_entry("cuCtxGetCurrent", 4000);
-        pc_ctx.query = (pc_ev_query_fn)pc_ctx_entry("cuEventQuery", 2000);
+        pc_ctx.record = (pc_ctx_record_fn)pc_real_drv_entry(NULL, "cuCtxRecordEvent", 12050);
+        pc_ctx.current = (pc_ctx_current_fn)pc_real_drv_entry(NULL, "cuCtxGetCurrent", 4000);
+        pc_ctx.query = (pc_ev_query_fn)pc_real_drv_entry(NULL, "cuEventQuery", 2000);
     }
     pc_ctx.ok = pc_ctx.record && pc_ctx.current && pc_ctx.query;
     if (pc_ctx.ok)
@@ -90,11 +80,14 @@ static int pc_cuda_ctx_wide(void)
     return pc_ctx.ok;
 }
 
+/* pc_ctx.ok is read without pthread_once below: the fences call ctx_wide
+ * (under their lock) before anything here, and until it is decided the
+ * answer is "no" (the runtime's calls), which is right, only slower. */
 static void *pc_cuda_ctx_current(void)
 {
     CUcontext ctx = NULL;
 
-    if (!pc_cuda_ctx_wide() || pc_ctx.current(&ctx) != CUDA_SUCCESS)
+    if (!pc_ctx.ok || pc_ctx.current(&ctx) != CUDA_SUCCESS)
         return NULL;
     return ctx;
 }
@@ -151,7 +144,7 @@ static int pc_cuda_event_query(void *ev, int *err)
     cudaError_t e;
     CUresult r;
 
-    if (pc_cuda_ctx_wide() && pc_drv_settled(r = pc_ctx.query((CUevent)ev)))
+    if (pc_ctx.ok && pc_drv_settled(r = pc_ctx.query((CUevent)ev)))
         e = (cudaError_t)r;
     else if (pc_use_drv() && pc_drv_settled(r = PC_REAL(cuEventQuery)((CUevent)ev)))
         e = (cudaError_t)r;
@@ -206,9 +199,7 @@ static int pc_cuda_context_ok(void)
     if (!q) {
         /* The simulated device has no libcuda: the runtime hands its
          * driver entry points out. */
-        void *f = (void *)PC_REAL(cuCtxGetStreamPriorityRange);
-        if (!f)
-            f = pc_ctx_entry("cuCtxGetStreamPriorityRange", 5050);
+        void *f = pc_real_drv_entry((void *)PC_REAL(cuCtxGetStreamPriorityRange), "cuCtxGetStreamPriorityRange", 5050);
         q = f ? (pc_health_fn)f : (pc_health_fn)(void *)&pc_health_none;
         __atomic_store_n(&pc_health_query, q, __ATOMIC_RELEASE);
     }

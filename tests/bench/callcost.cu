@@ -11,7 +11,7 @@
  *              with the 4 idle non-blocking streams of the hit-pair
  *              benchmark; drv_ctx32 with 32
  *   drv_prio   cuCtxGetStreamPriorityRange: pincache's question whether
- *              the context is healthy (fence.c), once per cached allocation
+ *              the context is healthy (fence_cuda.c), once per cached allocation
  *   drv_legacy_squery  cuStreamQuery(CU_STREAM_LEGACY), the question before
  *   drv_evq    cuEventQuery of a completed event
  *   ctx_immediate  how many of 2000 context-wide records on the idle

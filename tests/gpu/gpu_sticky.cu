@@ -12,8 +12,8 @@
  * 1 MiB blocks stay live; the third is freed after the fault through the
  * driver (cuMemFreeHost), which must leave the runtime's last error as it
  * was (under the shim with PINCACHE_FENCE=runtime too, whose fences are
- * runtime calls that a broken context would refuse, setting it).  After the fault the host sleeps 500 ms with no CUDA
- * call.
+ * runtime calls that a broken context would refuse, setting it).  After
+ * the fault the host sleeps 500 ms with no CUDA call.
  *
  * stdout: tests/sim/sticky_line.h's calls and lines (the call, its code,
  * cudaPeekAtLastError, then cudaGetLastError twice once a call has
