@@ -2,19 +2,20 @@
 #include "config.h"
 #include <pthread.h>
 #include <unistd.h>
-#include "pincache.h"
-#include "log.h"
-#include "options.h"
-#include "report.h"
-#include "stats.h"
-#include "stage.h"
-#include "real.h"
-#include "fence.h"
-#include "diag.h"
-#include "trace.h"
+#include "init.h"
+#include "util/state.h"
+#include "api/api.h"
+#include "util/log.h"
+#include "util/options.h"
+#include "report/report.h"
+#include "util/stats.h"
+#include "stage/stage.h"
+#include "real/real.h"
+#include "real/rtdrv.h"
+#include "core/fence.h"
+#include "diag/diag.h"
+#include "diag/trace.h"
 
-struct pc_state pc_state;
-__thread int pc_tls_depth __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t pc_once = PTHREAD_ONCE_INIT;
 static int pc_reported;       /* atomic: the report is written once */
@@ -35,6 +36,7 @@ static void pc_atfork_child(void)
 
 static void pc_init_once(void)
 {
+    pc_real_set_standin(pc_rtdrv_standin);
     pc_options_init();
     pc_state.mode = pc_opt.mode;
     pc_state.start_ns = pc_now_ns();

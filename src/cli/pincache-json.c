@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hist.h"
-#include "report.h"
-#include "stats.h"
+#include "util/hist.h"
+#include "report/report.h"
+#include "util/stats.h"
 
 struct pc_loaded {
     struct pc_report_info info;

@@ -4,14 +4,23 @@
  * libcupti.  Types are spelt here as CUPTI's ABI has them (enums are int,
  * handles pointers) so that no CUPTI header is needed. */
 #include "config.h"
-#include "pincache.h"
-#include "cupti.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "diag/cupti.h"
 
 typedef int pc_cupti_result;
 
+/* Start-up first: what is handed over depends on the options. */
+static void *pc_cupti_real(const char *name)
+{
+    if (!__atomic_load_n(&pc_state.inited, __ATOMIC_ACQUIRE))
+        pc_init();
+    return pc_cupti_hand_over(name);
+}
+
 #define PC_CUPTI_FORWARD(name, params, ...)                                  \
     do {                                                                     \
-        pc_cupti_result (*f_) params = (pc_cupti_result (*) params)pc_cupti_hand_over(#name); \
+        pc_cupti_result (*f_) params = (pc_cupti_result (*) params)pc_cupti_real(#name); \
         return f_ ? f_(__VA_ARGS__) : PC_CUPTI_ERROR_NOT_INITIALIZED;       \
     } while (0)
 
@@ -53,6 +62,6 @@ PC_EXPORT pc_cupti_result cuptiSubscribe_v2(void *subscriber, void *callback, vo
 
 PC_EXPORT pc_cupti_result cuptiFinalize(void)
 {
-    pc_cupti_result (*f)(void) = (pc_cupti_result (*)(void))pc_cupti_hand_over("cuptiFinalize");
+    pc_cupti_result (*f)(void) = (pc_cupti_result (*)(void))pc_cupti_real("cuptiFinalize");
     return f ? f() : PC_CUPTI_ERROR_NOT_INITIALIZED;
 }

@@ -19,9 +19,10 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
-#include "pincache.h"
-#include "real.h"
-#include "intercept.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "real/real.h"
+#include "intercept/intercept.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"   /* cudaGetDriverEntryPoint */
 
@@ -35,10 +36,10 @@ struct pc_hook {
  * scan gives the same answers. */
 static struct pc_hook pc_hooks[] = {
 #define PC_RT(name, params, args) { #name, (void *)name, (void *)pc12_##name },
-#include "cudart.def"
+#include "intercept/cudart.def"
 #undef PC_RT
 #define PC_DRV(name, fn) { #name, (void *)fn, NULL },
-#include "driver.def"
+#include "intercept/driver.def"
 #undef PC_DRV
 };
 #define PC_NHOOK (sizeof pc_hooks / sizeof pc_hooks[0])

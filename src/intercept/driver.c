@@ -10,10 +10,11 @@
  * with the static cudart has no runtime wrappers to enter, so its calls
  * are served here, once. */
 #include "config.h"
-#include "pincache.h"
-#include "real.h"
-#include "diag.h"
-#include "intercept.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "real/real.h"
+#include "diag/diag.h"
+#include "intercept/intercept.h"
 
 PC_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 {

@@ -1,8 +1,9 @@
 /* Pinned allocation and release: forwarded to the cache. */
 #include "config.h"
-#include "pincache.h"
-#include "real.h"
-#include "diag.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "real/real.h"
+#include "diag/diag.h"
 
 PC_EXPORT cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 {

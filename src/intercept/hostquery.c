@@ -1,9 +1,10 @@
 /* Questions about host pointers, and registration: forwarded to the core,
  * which answers for blocks the program has freed into the cache. */
 #include "config.h"
-#include "pincache.h"
-#include "real.h"
-#include "diag.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "real/real.h"
+#include "diag/diag.h"
 
 PC_EXPORT cudaError_t cudaHostGetFlags(unsigned int *flags, void *p)
 {

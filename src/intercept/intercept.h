@@ -4,10 +4,10 @@
  * for the real ones (dlsym.c). */
 #ifndef PC_INTERCEPT_H
 #define PC_INTERCEPT_H
-#include "drv_ext.h"
+#include "real/drv_ext.h"
 
 #define PC_RT(name, params, args) cudaError_t pc12_##name params;
-#include "cudart.def"
+#include "intercept/cudart.def"
 #undef PC_RT
 
 /* Exported as cuGetProcAddress (cuda.h maps that name to _v2). */

@@ -8,9 +8,10 @@
  * (real.c warns once).  Blocks are shared: every major's pinned memory is
  * the same driver's. */
 #include "config.h"
-#include "pincache.h"
-#include "real.h"
-#include "intercept.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "real/real.h"
+#include "intercept/intercept.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
@@ -24,5 +25,5 @@
         return r_;                                                           \
     }                                                                        \
     __asm__(".symver pc12_" #name ", " #name "@libcudart.so.12");
-#include "cudart.def"
+#include "intercept/cudart.def"
 #undef PC_RT

@@ -1,8 +1,9 @@
 /* The cudaMemcpy family, _ptds/_ptsz variants included: forwarded. */
 #include "config.h"
-#include "pincache.h"
-#include "real.h"
-#include "diag.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "real/real.h"
+#include "diag/diag.h"
 
 PC_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {

@@ -11,9 +11,10 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <string.h>
-#include "pincache.h"
-#include "real.h"
-#include "intercept.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "real/real.h"
+#include "intercept/intercept.h"
 
 #define PC_PER_THREAD 2   /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, cudaEnablePerThreadDefaultStream */
 #define PC_LEGACY     1   /* CU_GET_PROC_ADDRESS_LEGACY_STREAM, cudaEnableLegacyStream */

@@ -1,9 +1,10 @@
 /* Calls that wait for the device or a stream: forwarded, and accounted with
  * whether they found GPU work to wait for (diag.c). */
 #include "config.h"
-#include "pincache.h"
-#include "real.h"
-#include "diag.h"
+#include "intercept/guard.h"
+#include "api/api.h"
+#include "real/real.h"
+#include "diag/diag.h"
 
 PC_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {

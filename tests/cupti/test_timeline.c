@@ -4,8 +4,8 @@
 #include "config.h"
 #include <string.h>
 #include "tap.h"
-#include "stats.h"
-#include "timeline.h"
+#include "util/stats.h"
+#include "diag/timeline.h"
 
 static void fresh(void)
 {

@@ -14,9 +14,9 @@
 #ifdef HAVE_JANSSON
 #include <jansson.h>
 #endif
-#include "diag.h"
-#include "stats.h"
-#include "trace.h"
+#include "diag/diag.h"
+#include "util/stats.h"
+#include "diag/trace.h"
 #include "tap.h"
 
 struct pc_state pc_state;   /* diag.h's inline helpers name it; unused here */

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "stage_threads.h"
+#include "stage/stage_threads.h"
 #include "../tap.h"
 
 #define MAXSLOT 16

@@ -1,7 +1,7 @@
 /* print_options.c - run pc_options_init with the caller's environment, so
  * that PINCACHE_HELP=1 / PINCACHE_VERBOSE=1 print what the library would. */
 #include "config.h"
-#include "options.h"
+#include "util/options.h"
 
 int main(void)
 {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # style.sh - the STYLE.md rules a grep can hold, over the library's C code
 # (comments and string literals removed first):
-#   1. getenv only in src/options.c;
+#   1. getenv only in src/util/options.c;
 #   2. no exit, _exit, abort or assert;
 #   3. nothing written to stdout (printf, puts, putchar, stdout).
 top_srcdir=${top_srcdir:-.}
@@ -27,13 +27,8 @@ strip() {   # C source without comments and string/char literals
     }' "$1" | sed 's/format[[:space:]]*([[:space:]]*printf/format(FMT/g'
 }
 
-# The library's C files, as src/Makefile.inc lists them (tools elsewhere in
-# src/ may print); every src/*.c if that list cannot be read.
-files=$(awk '/^src_libpincache_la_SOURCES[[:space:]]*[+]?=/ { on = 1 }
-             on { for (i = 1; i <= NF; i++) if ($i ~ /[.]c$/) print $i
-                  if ($NF != "\\") on = 0 }' "$top_srcdir/src/Makefile.inc" 2>/dev/null |
-        sed "s|^|$top_srcdir/|")
-[ -n "$files" ] || files=$(find "$top_srcdir/src" -maxdepth 2 -name '*.c' | sort)
+# The library's C files: every .c under src/ but the CLI's (tools may print).
+files=$(find "$top_srcdir/src" -name '*.c' ! -path '*/cli/*' 2>/dev/null | sort)
 check() {   # check N NAME REGEX [EXCLUDED-FILE]
     hits=
     for f in $files; do
@@ -55,8 +50,8 @@ if [ -z "$files" ]; then
     exit 0
 fi
 echo "1..3"
-check 1 "getenv only in src/options.c" \
-    '(^|[^A-Za-z0-9_])(secure_)?getenv[[:space:]]*\(' "$top_srcdir/src/options.c"
+check 1 "getenv only in src/util/options.c" \
+    '(^|[^A-Za-z0-9_])(secure_)?getenv[[:space:]]*\(' "$top_srcdir/src/util/options.c"
 check 2 "no exit, _exit, abort or assert in the library" \
     '(^|[^A-Za-z0-9_])(exit|_exit|_Exit|abort|assert)[[:space:]]*\('
 check 3 "nothing printed to stdout by the library" \

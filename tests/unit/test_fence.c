@@ -13,8 +13,8 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
-#include "fence.h"
-#include "fence_ops.h"
+#include "core/fence.h"
+#include "core/fence_ops.h"
 #include "tap.h"
 
 const char *__asan_default_options(void);

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "log.h"
-#include "options.h"
+#include "util/log.h"
+#include "util/options.h"
 #include "tap.h"
 
 static char out[1 << 20];
@@ -127,7 +127,7 @@ static void test_logger(void)
     char big[2000];
     int i, n;
 
-    pc_opt.log = PC_LOG_WARN;
+    pc_log_set_level(PC_LOG_WARN);
     pc_log_reset();
 
     capture_begin();
@@ -144,7 +144,7 @@ static void test_logger(void)
     snprintf(want, sizeof want, "%serror: bad thing\n", prefix);
     is_str(out, want, "error line");
 
-    pc_opt.log = PC_LOG_DEBUG;
+    pc_log_set_level(PC_LOG_DEBUG);
     capture_begin();
     pc_info("i");
     pc_debug("d");
@@ -152,12 +152,12 @@ static void test_logger(void)
     snprintf(want, sizeof want, "%sinfo: i\n%sdebug: d\n", prefix, prefix);
     is_str(out, want, "level debug: info and debug words");
 
-    pc_opt.log = PC_LOG_ERROR;
+    pc_log_set_level(PC_LOG_ERROR);
     capture_begin();
     pc_warn("w");
     pc_error("e");
     is_int(log_lines(), 1, "level error: warnings dropped");
-    pc_opt.log = PC_LOG_WARN;
+    pc_log_set_level(PC_LOG_WARN);
 
     capture_begin();
     pc_warn("ends with newline\n");
@@ -187,10 +187,10 @@ static void test_logger(void)
     }
     {
         static int once2;
-        pc_opt.log = PC_LOG_ERROR;
+        pc_log_set_level(PC_LOG_ERROR);
         capture_begin();
         pc_log_once(&once2, PC_LOG_WARN, "filtered");
-        pc_opt.log = PC_LOG_WARN;
+        pc_log_set_level(PC_LOG_WARN);
         pc_log_once(&once2, PC_LOG_WARN, "later");
         log_lines();
         ok(strstr(out, "later") != NULL, "a filtered pc_log_once does not use up its one message");
@@ -201,7 +201,7 @@ static void test_rate_limit(void)
 {
     int i;
 
-    pc_opt.log = PC_LOG_WARN;
+    pc_log_set_level(PC_LOG_WARN);
     pc_log_reset();
     capture_begin();
     for (i = 0; i < 250; i++)

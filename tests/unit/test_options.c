@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "log.h"
-#include "options.h"
+#include "util/log.h"
+#include "util/options.h"
 #include "tap.h"
 
 static const char *const all_env[] = {
 #define OPT(field, env, type, def, valid, help) "PINCACHE_" #env,
-#include "options.def"
+#include "util/options.def"
 #undef OPT
 };
 #define NOPTS (sizeof all_env / sizeof all_env[0])
@@ -306,7 +306,7 @@ static const struct num_opt {
 } num_opts[] = {
 #define OPT(field, env, type, def, valid, help) \
     { "PINCACHE_" #env, #type, def, valid, offsetof(struct pc_options, field) },
-#include "options.def"
+#include "util/options.def"
 #undef OPT
 };
 

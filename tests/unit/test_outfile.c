@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "log.h"
-#include "outfile.h"
+#include "util/log.h"
+#include "util/outfile.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/pc_outfile.XXXXXX";

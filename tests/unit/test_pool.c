@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "pool.h"
-#include "stats.h"
+#include "core/pool.h"
+#include "util/stats.h"
 #include "tap.h"
 
 /* The pool is never torn down (the library does not free its cache at exit),

@@ -14,11 +14,11 @@
 #ifdef HAVE_JANSSON
 #include <jansson.h>
 #endif
-#include "emit.h"
-#include "log.h"
-#include "options.h"
-#include "report.h"
-#include "stats.h"
+#include "util/emit.h"
+#include "util/log.h"
+#include "util/options.h"
+#include "report/report.h"
+#include "util/stats.h"
 #include "tap.h"
 
 static char tmpdir[256];

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "stats.h"
+#include "util/stats.h"
 #include "tap.h"
 
 static const char *const names[] = {
 #define STAT(name, kind, help) #name,
 #define GAUGE(name, kind, help) #name,
-#include "stats.def"
+#include "util/stats.def"
 #undef STAT
 #undef GAUGE
 };
@@ -130,7 +130,7 @@ static void test_table(void)
         j = 1;
 #define STAT(name, kind, help) j &= s.name == 1000 + i; i++;
 #define GAUGE(name, kind, help) j &= s.name == 1000 + i && s.name##_peak == 5000 + i; i++;
-#include "stats.def"
+#include "util/stats.def"
 #undef STAT
 #undef GAUGE
         ok(j, "offsets and peak offsets point at the named fields");

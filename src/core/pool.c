@@ -1,0 +1,425 @@
+/* pool.c - size classes, idle lists, cap and trimming.  No CUDA here. */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "core/pool.h"
+#include "util/stats.h"
+
+size_t pc_size_class(size_t n, unsigned *idx)
+{
+    unsigned shift;
+    size_t step, size;
+
+    if (n == 0)
+        return 0;
+    if (n <= PC_CLASS_SMALL) {
+        size = (n + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);
+        *idx = (unsigned)(size / PC_CLASS_PAGE) - 1;
+        return size;
+    }
+    shift = 63 - (unsigned)__builtin_clzll((unsigned long long)(n - 1)); /* 2^shift < n <= 2^(shift+1) */
+    if (shift >= PC_CLASS_MAXSHIFT)
+        return 0;
+    step = (size_t)1 << (shift - 3);
+    size = (n + step - 1) & ~(step - 1);
+    *idx = 16 + (shift - 16) * 8 + (unsigned)((size - ((size_t)1 << shift)) / step) - 1;
+    return size;
+}
+
+void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached,
+                  unsigned headroom_pct)
+{
+    *p = (struct pc_pool){0};
+    pthread_mutex_init(&p->lock, NULL);
+    p->ops = ops;
+    p->ctx = ctx;
+    p->max_cached = max_cached;
+    p->headroom_pct = headroom_pct;
+    p->alloc_fixed_ns = 500000;
+    p->alloc_per_mib_ns = 300000;
+}
+
+static uint64_t pc_alloc_cost_ns(const struct pc_pool *p, size_t size)
+{
+    return p->alloc_fixed_ns + p->alloc_per_mib_ns * (uint64_t)(size >> 20);
+}
+
+/* Fold one real allocation's duration into the cost model (lock held).
+ * Small blocks teach the fixed part, large ones the per-MiB part. */
+static void pc_alloc_cost_learn(struct pc_pool *p, size_t size, uint64_t ns)
+{
+    uint64_t mib = size >> 20;
+    if (mib == 0)
+        p->alloc_fixed_ns = (p->alloc_fixed_ns * 7 + ns) / 8;
+    else if (ns > p->alloc_fixed_ns)
+        p->alloc_per_mib_ns = (p->alloc_per_mib_ns * 7 + (ns - p->alloc_fixed_ns) / mib) / 8;
+}
+
+/* --- idle lists (lock held) --- */
+
+/* The idle list of a block's class and key (its home's lists exist: the
+ * block was handed out through them). */
+static struct pc_bucket *pc_bucket_of(struct pc_pool *p, const struct pc_block *b)
+{
+    return &p->home[PC_KEY_HOME(b->key)]->bucket[b->cls][PC_KEY_FLAGS(b->key)];
+}
+
+static void pc_idle_push(struct pc_pool *p, struct pc_block *b)
+{
+    struct pc_bucket *q = pc_bucket_of(p, b);
+    /* Blocks with nothing to wait for go first: they can be handed out now. */
+    if (b->fence == 0 || !q->head) {
+        b->prev = NULL;
+        b->next = q->head;
+        if (q->head) q->head->prev = b; else q->tail = b;
+        q->head = b;
+    } else {
+        b->next = NULL;
+        b->prev = q->tail;
+        q->tail->next = b;
+        q->tail = b;
+    }
+    b->lru_next = NULL;
+    b->lru_prev = p->lru_tail;
+    if (p->lru_tail) p->lru_tail->lru_next = b; else p->lru_head = b;
+    p->lru_tail = b;
+    b->idle = 1;
+    q->n++;
+    p->cached += b->size;
+}
+
+static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
+{
+    struct pc_bucket *q = pc_bucket_of(p, b);
+    if (b->prev) b->prev->next = b->next; else q->head = b->next;
+    if (b->next) b->next->prev = b->prev; else q->tail = b->prev;
+    if (b->lru_prev) b->lru_prev->lru_next = b->lru_next; else p->lru_head = b->lru_next;
+    if (b->lru_next) b->lru_next->lru_prev = b->lru_prev; else p->lru_tail = b->lru_prev;
+    b->prev = b->next = b->lru_prev = b->lru_next = NULL;
+    b->idle = 0;
+    q->n--;
+    p->cached -= b->size;
+}
+
+/* Slack above the peak request: headroom_pct of it, but at least 32 MiB so
+ * that a handful of differently sized buffers can all stay cached, and at
+ * least one more block of the size asked for, so it can be double-buffered. */
+#define PC_HEADROOM_FLOOR ((size_t)32 << 20)
+static size_t pc_headroom(const struct pc_pool *p, size_t peak, size_t size)
+{
+    size_t h = peak / 100 * p->headroom_pct;
+    if (h < PC_HEADROOM_FLOOR)
+        h = PC_HEADROOM_FLOOR;
+    return h > size ? h : size;
+}
+
+/* What the cache may hold once a block of size is added for a request of
+ * req: the peak request (this one included) plus the headroom.  Lock held. */
+static size_t pc_hold_limit(const struct pc_pool *p, size_t size, size_t req)
+{
+    size_t limit = p->req_peak > p->req_live + req ? p->req_peak : p->req_live + req;
+    return limit + pc_headroom(p, limit, size);
+}
+
+/* Lock held. */
+static void pc_req_add(struct pc_pool *p, size_t req)
+{
+    p->req_live += req;
+    if (p->req_live > p->req_peak)
+        p->req_peak = p->req_live;
+}
+
+static void pc_hand_out(struct pc_block *b, size_t req)
+{
+    PC_GAUGE_ADD(cached_bytes, -(int64_t)b->size);
+    PC_GAUGE_ADD(live_bytes, b->size);
+    PC_GAUGE_ADD(requested_bytes, req);
+}
+
+/* The oldest idle block of a bucket if its fence is known complete. */
+static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, size_t req, uint64_t *wait_seq,
+                                      unsigned *idle)
+{
+    struct pc_block *b = q->head;
+    *wait_seq = 0;
+    *idle = q->n;
+    if (!b)
+        return NULL;
+    if (b->fence == 0 || p->ops->fence_known(p->ctx, b->fence)) {
+        pc_idle_unlink(p, b);
+        b->req = req;
+        pc_req_add(p, req);
+        return b;
+    }
+    *wait_seq = b->fence;
+    return NULL;
+}
+
+static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned key, size_t req, void **out)
+{
+    struct pc_block *b;
+    void *ptr = NULL;
+    uint64_t t0;
+    size_t limit, excess = 0;
+
+    /* Keep what the cache holds near what the program asks for: release
+     * idle blocks before adding a real one beyond the headroom. */
+    pthread_mutex_lock(&p->lock);
+    limit = pc_hold_limit(p, size, req);
+    if (p->held + size > limit)
+        excess = p->held + size - limit;
+    limit = p->cached > excess ? p->cached - excess : 0;
+    pthread_mutex_unlock(&p->lock);
+    if (excess)
+        pc_pool_trim(p, limit);
+
+    t0 = pc_now_ns();
+    int err = p->ops->alloc(p->ctx, size, key, &ptr);
+    uint64_t dt = pc_now_ns() - t0;
+
+    if (err == p->ops->oom_error && p->cached > 0) {
+        PC_STAT_INC(oom_retries);
+        pc_pool_trim(p, 0);
+        err = p->ops->alloc(p->ctx, size, key, &ptr);
+    }
+    if (err)
+        return err;
+    b = calloc(1, sizeof *b);
+    if (!b)
+        goto fail_release;
+    b->ptr = ptr;
+    b->size = size;
+    b->req = req;
+    b->key = key;
+    b->cls = cls;
+    pthread_mutex_lock(&p->lock);
+    pc_alloc_cost_learn(p, size, dt);
+    if (pc_registry_add(&p->reg, b) != 0) {
+        pthread_mutex_unlock(&p->lock);
+        free(b);
+        goto fail_release;
+    }
+    p->held += size;
+    pc_req_add(p, req);
+    pthread_mutex_unlock(&p->lock);
+    PC_GAUGE_ADD(held_bytes, size);
+    PC_GAUGE_ADD(live_bytes, size);
+    PC_GAUGE_ADD(requested_bytes, req);
+    *out = ptr;
+    return 0;
+
+fail_release:
+    /* Bookkeeping failed: release it; the program still gets a working block
+     * from the runtime directly. */
+    p->ops->release(p->ctx, ptr, size);
+    return p->ops->alloc(p->ctx, req, key, out);
+}
+
+/* Would a new block of size (for a request of req) keep what the cache
+ * holds within the headroom, without releasing another first?  Lock held. */
+static int pc_room_for(const struct pc_pool *p, size_t size, size_t req)
+{
+    return p->held + size <= pc_hold_limit(p, size, req);
+}
+
+int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit)
+{
+    unsigned cls;
+    size_t size = pc_size_class(req, &cls);
+    struct pc_bucket *q;
+    struct pc_block *b;
+    uint64_t wait_seq;
+    unsigned idle;
+
+    *hit = 0;
+    if (size == 0 || PC_KEY_HOME(key) >= PC_POOL_NHOME)
+        return -1;
+
+    pthread_mutex_lock(&p->lock);
+    if (!p->home[PC_KEY_HOME(key)] && (p->home[PC_KEY_HOME(key)] = calloc(1, sizeof(struct pc_home))) == NULL) {
+        pthread_mutex_unlock(&p->lock);
+        return -1;
+    }
+    q = &p->home[PC_KEY_HOME(key)]->bucket[cls][PC_KEY_FLAGS(key)];
+    b = pc_take_ready(p, q, req, &wait_seq, &idle);
+    pthread_mutex_unlock(&p->lock);
+    if (!b && wait_seq) {
+        /* The oldest candidate is still fenced: poll it (outside the lock:
+         * CUDA calls).  With one idle block, allocate a second one instead,
+         * as a hand-written double buffer would.  With two or more, the
+         * GPU is more than a double buffer behind: deepen the pipeline by
+         * one more block while that fits in the headroom without releasing
+         * anything (memory the headroom allows anyway); beyond it, wait for
+         * the fence no longer than a new real block would take. */
+        uint64_t budget;
+        int room;
+        pthread_mutex_lock(&p->lock);
+        budget = pc_alloc_cost_ns(p, size);
+        room = pc_room_for(p, size, req);
+        pthread_mutex_unlock(&p->lock);
+        int ready = p->ops->fence_poll(p->ctx, wait_seq);
+        if (!ready && idle >= 2 && !room) {
+            PC_STAT_INC(alloc_fence_waits);
+            ready = p->ops->fence_wait(p->ctx, wait_seq, budget);
+        }
+        if (ready) {
+            pthread_mutex_lock(&p->lock);
+            b = pc_take_ready(p, q, req, &wait_seq, &idle);
+            pthread_mutex_unlock(&p->lock);
+        }
+    }
+    if (b) {
+        pc_hand_out(b, req);
+        PC_STAT_INC(alloc_hits);
+        *hit = 1;
+        *out = b->ptr;
+        return 0;
+    }
+    PC_STAT_INC(alloc_misses);
+    return pc_real_alloc(p, size, cls, key, req, out);
+}
+
+enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interior)
+{
+    struct pc_block *b;
+    enum pc_block_state st = PC_BLOCK_NONE;
+
+    pthread_mutex_lock(&p->lock);
+    b = interior ? pc_registry_find_interior(&p->reg, ptr) : pc_registry_find(&p->reg, ptr);
+    if (b)
+        st = b->idle ? PC_BLOCK_IDLE : PC_BLOCK_LIVE;
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}
+
+int pc_pool_live_key(struct pc_pool *p, const void *ptr)
+{
+    struct pc_block *b;
+    int key = -1;
+
+    pthread_mutex_lock(&p->lock);
+    b = pc_registry_find_interior(&p->reg, ptr);
+    if (b && !b->idle)
+        key = (int)b->key;
+    pthread_mutex_unlock(&p->lock);
+    return key;
+}
+
+enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)
+{
+    struct pc_block *b;
+    size_t size = 0, req = 0;
+    enum pc_block_state st = PC_BLOCK_NONE;
+
+    pthread_mutex_lock(&p->lock);
+    b = pc_registry_find(&p->reg, ptr);
+    if (b && b->idle) {
+        st = PC_BLOCK_IDLE;
+    } else if (b) {
+        st = PC_BLOCK_LIVE;
+        b->fence = fence;
+        size = b->size;
+        req = b->req;
+        b->req = 0;
+        p->req_live -= req;
+        pc_idle_push(p, b);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (st == PC_BLOCK_LIVE) {
+        PC_GAUGE_ADD(live_bytes, -(int64_t)size);
+        PC_GAUGE_ADD(requested_bytes, -(int64_t)req);
+        PC_GAUGE_ADD(cached_bytes, size);
+    }
+    return st;
+}
+
+int pc_pool_forget(struct pc_pool *p, void *ptr)
+{
+    struct pc_block *b;
+
+    pthread_mutex_lock(&p->lock);
+    b = pc_registry_find(&p->reg, ptr);
+    if (!b || b->idle) {
+        pthread_mutex_unlock(&p->lock);
+        return -1;
+    }
+    pc_registry_del(&p->reg, b);
+    p->held -= b->size;
+    p->req_live -= b->req;
+    pthread_mutex_unlock(&p->lock);
+    PC_GAUGE_ADD(live_bytes, -(int64_t)b->size);
+    PC_GAUGE_ADD(requested_bytes, -(int64_t)b->req);
+    PC_GAUGE_ADD(held_bytes, -(int64_t)b->size);
+    free(b);
+    return 0;
+}
+
+void pc_pool_trim(struct pc_pool *p, size_t target)
+{
+    struct pc_block *victims = NULL, *b;
+
+    pthread_mutex_lock(&p->lock);
+    while (p->cached > target && (b = p->lru_head) != NULL) {
+        pc_idle_unlink(p, b);
+        pc_registry_del(&p->reg, b);
+        p->held -= b->size;
+        b->next = victims;
+        victims = b;
+    }
+    pthread_mutex_unlock(&p->lock);
+
+    /* Released outside the lock: each real free waits for the device. */
+    while ((b = victims) != NULL) {
+        victims = b->next;
+        p->ops->release(p->ctx, b->ptr, b->size);
+        PC_STAT_INC(trim_blocks);
+        PC_STAT_ADD(real_free_bytes, b->size);
+        PC_GAUGE_ADD(cached_bytes, -(int64_t)b->size);
+        PC_GAUGE_ADD(held_bytes, -(int64_t)b->size);
+        free(b);
+    }
+}
+
+void pc_pool_enforce_cap(struct pc_pool *p)
+{
+    size_t cached;
+
+    pthread_mutex_lock(&p->lock);
+    cached = p->cached;
+    pthread_mutex_unlock(&p->lock);
+    if (cached <= p->max_cached)
+        return;
+    if (cached <= p->max_cached + p->max_cached / 8 && !p->ops->device_idle(p->ctx))
+        return;
+    pc_pool_trim(p, p->max_cached);
+}
+
+void pc_pool_drop_home(struct pc_pool *p, unsigned home)
+{
+    struct pc_block *b, *tmp;
+    int64_t live = 0, cached = 0, held = 0, req = 0;
+
+    pthread_mutex_lock(&p->lock);
+    HASH_ITER(hh, p->reg.by_ptr, b, tmp) {
+        if (PC_KEY_HOME(b->key) != home)
+            continue;
+        if (b->idle) {
+            cached += (int64_t)b->size;
+            pc_idle_unlink(p, b);
+        } else {
+            live += (int64_t)b->size;
+            req += (int64_t)b->req;
+            p->req_live -= b->req;
+        }
+        held += (int64_t)b->size;
+        p->held -= b->size;
+        pc_registry_del(&p->reg, b);
+        b->next = p->dropped;       /* kept reachable; never used again */
+        p->dropped = b;
+    }
+    pthread_mutex_unlock(&p->lock);
+    PC_GAUGE_ADD(cached_bytes, -cached);
+    PC_GAUGE_ADD(live_bytes, -live);
+    PC_GAUGE_ADD(requested_bytes, -req);
+    PC_GAUGE_ADD(held_bytes, -held);
+}

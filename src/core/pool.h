@@ -1,0 +1,118 @@
+/* pool.h - the caching pinned allocator's policy: size classes, idle lists,
+ * the cap and LRU trimming.  It makes no CUDA call of its own: the real
+ * allocation, release and fence checks come through an ops table, so the
+ * unit tests drive it with no runtime at all. */
+#ifndef PC_POOL_H
+#define PC_POOL_H
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core/registry.h"
+
+/* Size classes (DESIGN.md "Size policy"): page granularity up to 64 KiB,
+ * then 8 classes per power of two, so a class wastes at most 12.5%. */
+#define PC_CLASS_PAGE     4096u
+#define PC_CLASS_SMALL    (64u * 1024u)
+#define PC_CLASS_MAXSHIFT 48         /* larger requests are not cached */
+#define PC_NCLASS (16 + (PC_CLASS_MAXSHIFT - 16) * 8)
+#define PC_NKEY 8                    /* flags & (Portable|WriteCombined|Mapped), packed */
+/* A block's key is its flags (PC_NKEY of them) and its home: the device
+ * whose context allocated it.  A block is handed out only for a request of
+ * the same key, and a device reset forgets the blocks of its home. */
+#define PC_POOL_NHOME 64
+#define PC_KEY(flags, home) ((flags) | (unsigned)(home) * PC_NKEY)
+#define PC_KEY_FLAGS(key) ((key) % PC_NKEY)
+#define PC_KEY_HOME(key) ((key) / PC_NKEY)
+
+/* Class size for a request of n > 0 bytes, and its index; 0 when n is too
+ * large to be cached. */
+size_t pc_size_class(size_t n, unsigned *idx);
+
+struct pc_pool_ops {
+    /* Allocate a real block; 0 or the runtime's error code. */
+    int (*alloc)(void *ctx, size_t size, unsigned key, void **out);
+    /* Release a real block (may stall the whole process: the caller decides when). */
+    void (*release)(void *ctx, void *ptr, size_t size);
+    /* Is this fence already known complete?  Must not call CUDA. */
+    int (*fence_known)(void *ctx, uint64_t seq);
+    /* Check (may call CUDA) whether this fence is complete. */
+    int (*fence_poll)(void *ctx, uint64_t seq);
+    /* Are all fences recorded so far complete (the device is idle)? */
+    int (*device_idle)(void *ctx);
+    /* Wait up to timeout_ns for a fence; 1 when it completed. */
+    int (*fence_wait)(void *ctx, uint64_t seq, uint64_t timeout_ns);
+    int oom_error;                   /* the runtime's code for out of memory */
+};
+
+enum pc_block_state { PC_BLOCK_NONE = 0, PC_BLOCK_LIVE, PC_BLOCK_IDLE };
+
+struct pc_bucket { struct pc_block *head, *tail; unsigned n; };
+struct pc_home { struct pc_bucket bucket[PC_NCLASS][PC_NKEY]; };
+
+struct pc_pool {
+    /* lock protects everything below; never held across an ops call */
+    pthread_mutex_t lock;
+    const struct pc_pool_ops *ops;
+    void *ctx;
+    size_t max_cached;               /* cap on idle bytes; read-only after init */
+    struct pc_registry reg;
+    struct pc_home *home[PC_POOL_NHOME];   /* idle lists, made on a home's first use */
+    struct pc_block *lru_head, *lru_tail;
+    size_t cached;                   /* idle bytes */
+    size_t held;                     /* real bytes owned, live or idle */
+    size_t req_live, req_peak;       /* bytes the program asked for: now, and at most */
+    unsigned headroom_pct;           /* read-only after init */
+    struct pc_block *dropped;        /* blocks forgotten by pc_pool_drop_home */
+    /* Cost model of a real allocation, ns = fixed + per_mib * MiB, kept as
+     * moving averages of what the real calls took (seeded from the H200
+     * measurements: 0.53 ms up to 1 MB, 5.2 ms at 16 MB). */
+    uint64_t alloc_fixed_ns, alloc_per_mib_ns;
+};
+
+/* headroom_pct: when a new real block is needed and the cache would then
+ * hold more than the peak requested bytes plus headroom_pct% of them (at
+ * least 32 MiB more), idle blocks are released first, least recently freed
+ * first. */
+void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached,
+                  unsigned headroom_pct);
+
+/* Serve a request from an idle block whose fence is complete, or allocate a
+ * new real block (trimming and retrying once on out of memory).  When the
+ * bucket's oldest idle block is still fenced: with a single idle block,
+ * allocate a second one (like a hand-written double buffer, so the CPU can
+ * fill one while the GPU reads the other); with two or more, wait for the
+ * oldest at most as long as a real allocation is expected to take.
+ * Returns 0 or the runtime's error; *hit says which way it was served.
+ * A request too large to cache, or of a home beyond PC_POOL_NHOME, returns
+ * -1: the caller passes it through. */
+int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit);
+
+/* What the pool knows of ptr: exact base only, or any pointer inside a block. */
+enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interior);
+
+/* The key of the live block containing ptr, or -1. */
+int pc_pool_live_key(struct pc_pool *p, const void *ptr);
+
+/* Take back a live block; fence is what must complete before reuse.
+ * Returns PC_BLOCK_LIVE when it was live (now cached), PC_BLOCK_IDLE when it
+ * was already idle (a double free), PC_BLOCK_NONE when not ours. */
+enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence);
+
+/* Drop a live block from the registry without releasing it (the caller hands
+ * it to the real cudaFreeHost).  Returns 0, or -1 when ptr is not a live block. */
+int pc_pool_forget(struct pc_pool *p, void *ptr);
+
+/* After a free: enforce the cap.  Prefers moments when the device is idle,
+ * because a real cudaFreeHost waits for the device and stalls every thread;
+ * trims regardless once the idle bytes exceed the cap by 1/8. */
+void pc_pool_enforce_cap(struct pc_pool *p);
+
+/* Forget every block of that home, live or idle, without releasing it: the
+ * runtime already did (a device reset frees its context's allocations, and
+ * only those).  Blocks of other homes stay. */
+void pc_pool_drop_home(struct pc_pool *p, unsigned home);
+
+/* Release least-recently-freed idle blocks until idle bytes <= target. */
+void pc_pool_trim(struct pc_pool *p, size_t target);
+
+#endif

@@ -1,0 +1,27 @@
+/* call.h - the record of one interposed call, as the accounting (diag.c),
+ * the trace and the CUPTI timeline read it. */
+#ifndef PC_CALL_H
+#define PC_CALL_H
+#include <stdint.h>
+
+/* What happened inside the call (pc_call.notes). */
+#define PC_NOTE_HIT     0x01u  /* the cache served it: no real call */
+#define PC_NOTE_MISS    0x02u  /* it needed a new real block */
+#define PC_NOTE_REAL    0x04u  /* the runtime's function ran */
+#define PC_NOTE_BUSY    0x08u  /* GPU work it waits for was in flight at entry */
+#define PC_NOTE_AVOIDED 0x10u  /* GPU work was in flight; the real call would have waited */
+#define PC_NOTE_TIMED   0x20u  /* a copy that returns only once the data has arrived */
+
+/* The interposed call in flight on this thread.  The guard (pc_enter) lets a
+ * thread run one at a time, so one thread-local record is enough.
+ * api < 0: not accounted (mode off, or no call open). */
+struct pc_call {
+    uint64_t t0;
+    uint64_t bytes;
+    void *ptr;             /* the block (free, register), or the out-pointer (allocations) */
+    int api;               /* PC_API_* */
+    int copy;              /* PC_COPY_* or -1 */
+    unsigned notes;        /* PC_NOTE_* */
+};
+
+#endif

@@ -1,0 +1,377 @@
+/* diag.c - per-call accounting, sync attribution, copy kinds and observe
+ * mode's shadow cache (see diag.h).
+ *
+ * The hot path (a cache hit) costs two clock reads and a handful of relaxed
+ * atomic adds into pc_stats: no lock, no CUDA call.  Probes that ask CUDA
+ * whether work is in flight run only for calls that can wait for it. */
+#include "config.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+#include "diag/diag.h"
+#include "core/fence.h"
+#include "util/hist.h"
+#include "core/pool.h"
+#include "real/real.h"
+#include "diag/trace.h"
+#include "diag/cupti.h"
+#include "core/cache.h"
+
+__thread struct pc_call pc_tls_call __attribute__((tls_model("initial-exec"))) = { .api = -1 };
+
+
+/* --- observe mode's shadow of the cache, and registered ranges ---------- */
+
+/* A block the program holds that is not the cache's: pinned by a real
+ * cudaHostAlloc in observe mode, or registered. */
+struct pc_shadow {
+    void *ptr;
+    size_t size;
+    int registered;
+    UT_hash_handle hh;
+};
+
+/* D.lock protects all of D.  Taken only in calls that cost far more than it
+ * (real allocations, frees, registrations), never on the cache's hit path. */
+static struct {
+    pthread_mutex_t lock;
+    struct pc_shadow *map;
+    uint32_t idle[PC_NCLASS];  /* blocks the cache would hold idle, per size class */
+    uint64_t idle_bytes;
+} D = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void pc_shadow_add(void *p, size_t size, int registered)
+{
+    struct pc_shadow *s = calloc(1, sizeof *s), *old = NULL;
+
+    if (!s)
+        return;
+    s->ptr = p;
+    s->size = size;
+    s->registered = registered;
+    pthread_mutex_lock(&D.lock);
+    HASH_REPLACE_PTR(D.map, ptr, s, old);
+    pthread_mutex_unlock(&D.lock);
+    free(old);
+}
+
+/* Remove p; its size, or 0 when unknown or of the other kind. */
+static size_t pc_shadow_take(void *p, int registered)
+{
+    struct pc_shadow *s = NULL;
+    size_t size = 0;
+
+    pthread_mutex_lock(&D.lock);
+    HASH_FIND_PTR(D.map, &p, s);
+    if (s && s->registered == registered)
+        HASH_DEL(D.map, s);
+    else
+        s = NULL;
+    pthread_mutex_unlock(&D.lock);
+    if (s) {
+        size = s->size;
+        free(s);
+    }
+    return size;
+}
+
+/* Observe mode: would cache mode have served this allocation from an idle
+ * block?  Fences are not modelled (a fenced block would make it wait or miss). */
+static void pc_shadow_alloc(void *p, size_t size, uint64_t ns)
+{
+    unsigned idx;
+    size_t cls = pc_size_class(size, &idx);
+    int hit = 0;
+
+    PC_GAUGE_ADD(live_bytes, size);
+    PC_GAUGE_ADD(requested_bytes, size);
+    if (cls) {
+        pthread_mutex_lock(&D.lock);
+        if (D.idle[idx]) {
+            D.idle[idx]--;
+            D.idle_bytes -= cls;
+            hit = 1;
+        }
+        pthread_mutex_unlock(&D.lock);
+    }
+    if (hit) {
+        PC_STAT_INC(predict_hits);
+        PC_STAT_ADD(predict_hit_ns, ns);
+    }
+    pc_shadow_add(p, size, 0);
+}
+
+/* Observe mode: a free cache mode would have kept (within the cap). */
+static void pc_shadow_free(struct pc_call *c, uint64_t ns)
+{
+    size_t size = pc_shadow_take(c->ptr, 0), cls;
+    unsigned idx;
+    int kept = 0;
+
+    if (!size)
+        return;
+    c->bytes = size;
+    PC_GAUGE_ADD(live_bytes, -(int64_t)size);
+    PC_GAUGE_ADD(requested_bytes, -(int64_t)size);
+    cls = pc_size_class(size, &idx);
+    if (!cls)
+        return;
+    pthread_mutex_lock(&D.lock);
+    if (D.idle_bytes + cls <= pc_opt.max_cached) {
+        D.idle[idx]++;
+        D.idle_bytes += cls;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&D.lock);
+    if (kept) {
+        PC_STAT_INC(predict_kept);
+        PC_STAT_ADD(predict_kept_ns, ns);
+    }
+}
+
+static void pc_shadow_update(struct pc_call *c, uint64_t ns)
+{
+    size_t size;
+
+    switch (c->api) {
+    case PC_API_host_alloc:
+    case PC_API_malloc_host:
+        if (pc_state.mode == PC_MODE_OBSERVE && c->ptr && *(void **)c->ptr && c->bytes)
+            pc_shadow_alloc(*(void **)c->ptr, c->bytes, ns);
+        break;
+    case PC_API_free_host:
+        if (pc_state.mode == PC_MODE_OBSERVE && c->ptr)
+            pc_shadow_free(c, ns);
+        break;
+    case PC_API_host_register:
+        pc_shadow_add(c->ptr, c->bytes, 1);
+        PC_GAUGE_ADD(registered_bytes, c->bytes);
+        break;
+    case PC_API_host_unregister:
+        size = pc_shadow_take(c->ptr, 1);
+        c->bytes = size;
+        PC_GAUGE_ADD(registered_bytes, -(int64_t)size);
+        break;
+    }
+}
+
+/* --- closing a call ------------------------------------------------------- */
+
+static void pc_max(uint64_t *m, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(m, __ATOMIC_RELAXED);
+
+    while (v > cur && !__atomic_compare_exchange_n(m, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+#define PC_ADD(field, v) __atomic_fetch_add(&(field), (uint64_t)(v), __ATOMIC_RELAXED)
+
+void pc_call_end(int ok)
+{
+    struct pc_call *c = &pc_tls_call;
+    struct pc_api_stat *a;
+    uint64_t t1, dt;
+
+    if (c->api < 0 || c->api >= PC_API_COUNT)
+        return;
+    t1 = pc_now_ns();
+    dt = t1 > c->t0 ? t1 - c->t0 : 0;
+    if (ok && (c->api == PC_API_host_alloc || c->api == PC_API_malloc_host ||
+               c->api == PC_API_free_host || c->api == PC_API_host_register ||
+               c->api == PC_API_host_unregister))
+        pc_shadow_update(c, dt);
+
+    a = &pc_stats.api[c->api];
+    PC_ADD(a->calls, 1);
+    if (c->bytes)
+        PC_ADD(a->bytes, c->bytes);
+    PC_ADD(a->ns, dt);
+    PC_ADD(a->hist[pc_hist_bucket(dt)], 1);
+    pc_max(&a->max_ns, dt);
+    if (c->notes & PC_NOTE_HIT)
+        PC_ADD(a->hits, 1);
+    if (c->notes & PC_NOTE_REAL)
+        PC_ADD(a->real_calls, 1);
+    if ((c->notes & PC_NOTE_BUSY) && ok) {
+        PC_ADD(a->synced, 1);
+        PC_ADD(a->stall_ns, dt);
+    }
+    if (c->notes & PC_NOTE_AVOIDED)
+        PC_ADD(a->sync_avoided, 1);
+    if (c->copy >= 0 && c->copy < PC_COPY_COUNT && ok) {
+        struct pc_copy_stat *k = &pc_stats.copy[c->copy];
+        PC_ADD(k->calls, 1);
+        PC_ADD(k->bytes, c->bytes);
+        PC_ADD(k->ns, dt);
+        if (c->notes & PC_NOTE_TIMED) {
+            PC_ADD(k->timed_bytes, c->bytes);
+            PC_ADD(k->timed_ns, dt);
+        }
+    }
+    pc_cupti_call_end(c->api, c->notes, c->t0, t1, ok);
+    pc_trace_add(c, t1, ok);
+    c->api = -1;
+}
+
+/* --- sync attribution ----------------------------------------------------- */
+
+/* Our queries must not disturb the program: none during a stream capture
+ * (a query of a capturing stream invalidates the capture) and none while an
+ * error is pending (ours could replace it). */
+static int pc_can_probe(void)
+{
+    if (pc_tls_call.api < 0 || pc_state.forked_child || pc_fence_capturing() > 0)
+        return 0;
+    return PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess;
+}
+
+void pc_diag_probe_device(void)
+{
+    if (!pc_can_probe())
+        return;
+    if (pc_fence_busy_now())
+        pc_call_note(PC_NOTE_BUSY);
+    if (PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess)
+        PC_CALL_REAL(cudaGetLastError);       /* ours: nothing was pending */
+}
+
+void pc_diag_probe_stream(cudaStream_t s)
+{
+    cudaError_t e;
+
+    if (s == cudaStreamPerThread)
+        pc_tls_ptstream = 1;     /* the program's own call is about to use it */
+    if (!pc_can_probe())
+        return;
+    e = PC_CALL_REAL(cudaStreamQuery, s);
+    if (e == cudaErrorNotReady)
+        pc_call_note(PC_NOTE_BUSY);
+    else if (e != cudaSuccess)
+        PC_CALL_REAL(cudaGetLastError);
+}
+
+/* --- copies --------------------------------------------------------------- */
+
+enum { PC_MK_OTHER, PC_MK_PAGEABLE, PC_MK_PINNED, PC_MK_DEVICE };
+
+static int pc_mem_kind(const void *p)
+{
+    struct cudaPointerAttributes a;
+
+    if (pc_cache_owns(p))
+        return PC_MK_PINNED;        /* no query for the cache's own blocks */
+    memset(&a, 0, sizeof a);
+    if (PC_CALL_REAL(cudaPointerGetAttributes, &a, p) != cudaSuccess) {
+        PC_CALL_REAL(cudaGetLastError);   /* older runtimes: unknown means pageable */
+        return PC_MK_PAGEABLE;
+    }
+    switch (a.type) {
+    case cudaMemoryTypeUnregistered: return PC_MK_PAGEABLE;
+    case cudaMemoryTypeHost:         return PC_MK_PINNED;
+    case cudaMemoryTypeDevice:       return PC_MK_DEVICE;
+    default:                         return PC_MK_OTHER;    /* managed */
+    }
+}
+
+static int pc_is_host(int k)
+{
+    return k == PC_MK_PAGEABLE || k == PC_MK_PINNED;
+}
+
+void pc_diag_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                  cudaStream_t stream, enum pc_copy_how how)
+{
+    struct pc_call *c = &pc_tls_call;
+    int sync = how == PC_COPY_SYNC || how == PC_COPY_SYNC_PTDS;
+    int h2d, mk, sk, dk;
+    cudaStream_t s;
+
+    if (c->api < 0 || !n || !dst || !src || pc_state.forked_child ||
+        PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess)
+        return;
+    switch (kind) {
+    case cudaMemcpyHostToDevice:
+        h2d = 1;
+        mk = pc_mem_kind(src);
+        break;
+    case cudaMemcpyDeviceToHost:
+        h2d = 0;
+        mk = pc_mem_kind(dst);
+        break;
+    case cudaMemcpyDefault:
+        sk = pc_mem_kind(src);
+        dk = pc_mem_kind(dst);
+        if (pc_is_host(sk) && dk == PC_MK_DEVICE) {
+            h2d = 1;
+            mk = sk;
+        } else if (sk == PC_MK_DEVICE && pc_is_host(dk)) {
+            h2d = 0;
+            mk = dk;
+        } else {
+            return;
+        }
+        break;
+    default:
+        return;
+    }
+    if (!pc_is_host(mk))
+        return;
+    if (h2d)
+        c->copy = mk == PC_MK_PAGEABLE ? PC_COPY_h2d_pageable : PC_COPY_h2d_pinned;
+    else
+        c->copy = mk == PC_MK_PAGEABLE ? PC_COPY_d2h_pageable : PC_COPY_d2h_pinned;
+    /* These return only when the data is there (CUDA's API sync behaviour). */
+    if (sync || (!h2d && mk == PC_MK_PAGEABLE))
+        pc_call_note(PC_NOTE_TIMED);
+    /* Synchronous and pageable copies wait for the stream's earlier work. */
+    if (sync || mk == PC_MK_PAGEABLE) {
+        s = how == PC_COPY_SYNC ? cudaStreamLegacy
+          : how == PC_COPY_SYNC_PTDS ? cudaStreamPerThread
+          : how == PC_COPY_ASYNC_PTSZ && !stream ? cudaStreamPerThread : stream;
+        pc_diag_probe_stream(s);
+    }
+}
+
+/* --- the synchronizing calls --------------------------------------------- */
+
+cudaError_t pc_stream_synchronize(cudaStream_t s, int ptsz)
+{
+    pc_mark_used();
+    pc_diag_probe_stream(ptsz && !s ? cudaStreamPerThread : s);
+    return ptsz ? PC_CALL_REAL(cudaStreamSynchronize_ptsz, s) : PC_CALL_REAL(cudaStreamSynchronize, s);
+}
+
+cudaError_t pc_device_synchronize(void)
+{
+    pc_mark_used();
+    pc_diag_probe_device();
+    return PC_CALL_REAL(cudaDeviceSynchronize);
+}
+
+cudaError_t pc_device_free(void *p)
+{
+    pc_mark_used();
+    if (p)                    /* cudaFree(NULL) returns at once */
+        pc_diag_probe_device();
+    return PC_CALL_REAL(cudaFree, p);
+}
+
+/* --- start-up and fork ------------------------------------------------------ */
+
+void pc_diag_init(void)
+{
+    pc_trace_init();
+}
+
+void pc_diag_after_fork_child(void)
+{
+    /* The parent's blocks are not the child's; its entries are leaked. */
+    pthread_mutex_init(&D.lock, NULL);
+    D.map = NULL;
+    memset(D.idle, 0, sizeof D.idle);
+    D.idle_bytes = 0;
+    pc_tls_call.api = -1;
+    pc_trace_after_fork_child();
+}

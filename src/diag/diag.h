@@ -1,0 +1,77 @@
+/* diag.h - accounting of every interposed call: time inside it (with a
+ * histogram), bytes, cache hits, real calls, and whether it waited for GPU
+ * work (sync attribution); copies by memory kind; in observe mode, a shadow
+ * of the cache that predicts what cache mode would save.  The numbers go to
+ * pc_stats (stats.def's PC_API and PC_COPY rows) and to the trace.
+ *
+ * A wrapper opens a record for its call (PC_FORWARD_TIMED); the core adds
+ * what it learns with pc_call_note(); closing the record does the counting. */
+#ifndef PC_DIAG_H
+#define PC_DIAG_H
+#include <stdint.h>
+#include "util/state.h"
+#include "real/cudart_ext.h"
+#include "core/copyhow.h"
+#include "util/options.h"
+#include "util/stats.h"
+#include "diag/call.h"
+
+extern __thread struct pc_call pc_tls_call __attribute__((tls_model("initial-exec")));
+
+static inline void pc_call_begin(int api, uint64_t bytes, void *ptr)
+{
+    struct pc_call *c = &pc_tls_call;
+
+#ifdef PC_DIAG_DISABLE   /* benchmarks only: measure the hooks' cost */
+    c->api = -1;
+    return;
+#endif
+    if (pc_state.mode == PC_MODE_OFF) {
+        c->api = -1;
+        return;
+    }
+    c->api = api;
+    c->bytes = bytes;
+    c->ptr = ptr;
+    c->copy = -1;
+    /* Only the cache's own APIs can be served without the runtime. */
+    c->notes = api == PC_API_host_alloc || api == PC_API_malloc_host || api == PC_API_free_host
+             ? 0 : PC_NOTE_REAL;
+    c->t0 = pc_now_ns();
+}
+
+/* Close the record: ok says whether the call succeeded. */
+void pc_call_end(int ok);
+
+static inline void pc_call_note(unsigned notes)
+{
+    pc_tls_call.notes |= notes;
+}
+
+static inline void pc_call_set_bytes(uint64_t bytes)
+{
+    pc_tls_call.bytes = bytes;
+}
+
+/* --- sync attribution: is the GPU work this call waits for in flight? --- */
+
+/* Calls that wait for the whole device (cudaFree, cudaDeviceSynchronize,
+ * cudaHostUnregister): notes PC_NOTE_BUSY when any fenced stream is busy. */
+void pc_diag_probe_device(void);
+/* Calls that wait for one stream (cudaStreamSynchronize, sync copies):
+ * one cudaStreamQuery. */
+void pc_diag_probe_stream(cudaStream_t s);
+
+/* --- copies (copy.c): kind of the host side, and the stream probe --- */
+void pc_diag_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                  cudaStream_t stream, enum pc_copy_how how);
+
+/* --- the synchronizing calls (intercept/sync.c) --- */
+cudaError_t pc_stream_synchronize(cudaStream_t s, int ptsz);
+cudaError_t pc_device_synchronize(void);
+cudaError_t pc_device_free(void *p);
+
+void pc_diag_init(void);
+void pc_diag_after_fork_child(void);
+
+#endif

@@ -1,0 +1,29 @@
+/* drv_ext.h - driver and runtime declarations the public headers hide: the
+ * per-thread (_ptsz) variants cuda.h and cuda_runtime_api.h declare only to
+ * a translation unit compiled for per-thread default streams, and the
+ * CUDA 11 cuGetProcAddress (cuda.h maps the name to _v2).  Same types as
+ * the libraries export. */
+#ifndef PC_DRV_EXT_H
+#define PC_DRV_EXT_H
+#include "real/cudart_ext.h"
+
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream s);
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s);
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                                  const CUgraphEdgeData *data, size_t n, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream s, CUgraph *g);
+CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *status);
+/* The older cuCtxCreate ABIs libcuda still exports (cuda.h maps the name to _v4). */
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n, unsigned int flags,
+                                CUdevice dev);
+typedef CUresult CUDAAPI pc_cuGetProcAddress_v1_t(const char *symbol, void **pfn, int cudaVersion,
+                                                  cuuint64_t flags);
+extern __host__ cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr,
+    unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus);
+extern __host__ cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char *symbol,
+    void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *driverStatus);
+
+#endif

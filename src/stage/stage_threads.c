@@ -1,0 +1,457 @@
+/* stage_threads.c - the persistent copy threads behind pageable-copy staging
+ * (see stage_threads.h).  No CUDA: only the calling thread talks to the
+ * runtime, because cudaStreamPerThread and the current device are per thread.
+ *
+ * One memcpy thread moves 8.9 GB/s into pinned memory, 16 move 51 (measured
+ * on the H200 host); the ring's DMA runs at 55.  So the copy threads, not the
+ * DMA, set the staged bandwidth, and they must never be created per copy. */
+#include "config.h"
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "stage/stage_threads.h"
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+#define PC_XFER_MAX_THREADS 64
+#define PC_XFER_AUTO_THREADS 16
+#define PC_XFER_SLICE_MIN (64u << 10)   /* below this a slice costs more to hand out than to copy */
+#define PC_XFER_SPIN_NS 50000           /* spin this long for the next piece (a 4M DMA takes 76 us) before sleeping */
+#define PC_XFER_STACK (256u << 10)
+
+/* Joining and leaving a transfer takes no lock.  A pool thread counts
+ * itself in active, then reads job; pc_xfer_end clears job, then waits for
+ * active to reach 0 (both sequentially consistent: either the thread sees
+ * NULL, or the caller sees it counted).  A lock here put every copy behind
+ * a convoy: 15 threads that woke together queued on one mutex, each handing
+ * it to the next through a futex wake-up, on the way in and on the way out.
+ * T.mu is only the lock of the two condition variables, for threads that
+ * sleep; sleepers (counted before they look a last time under T.mu) tell
+ * the caller whether anyone needs a signal. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;    /* gen moved: a transfer was handed out */
+    pthread_cond_t more;    /* the current transfer's ready or stop moved */
+    struct pc_xfer *job;    /* atomic: the transfer being worked on, or NULL */
+    uint64_t gen;           /* atomic: transfers handed out */
+    unsigned active;        /* atomic: pool threads that may be inside job */
+    unsigned wake_sleepers; /* atomic: threads asleep (or going to sleep) on wake */
+    unsigned more_sleepers; /* atomic: threads asleep (or going to sleep) on more */
+    unsigned threads;       /* atomic: participants, the caller included; 0: not started
+                               (set once, under T.mu) */
+    uint64_t linger_ns;     /* atomic: spin this long for the next transfer... */
+    uint64_t gap_ns;        /* atomic: ...when the last one came this soon after the one before */
+    uint64_t last_end_ns;   /* when the last transfer ended (the caller's: one at a time) */
+} T = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+        NULL, 0, 0, 0, 0, 0, 0, UINT64_MAX, 0 };
+
+static inline void pc_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static uint64_t pc_xfer_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* One step of a bounded spin that started at t0: pause, and every 256 steps
+ * look at the clock (1: limit_ns is up) and yield, so that a spinning copy
+ * thread never keeps the caller or the program off a CPU. */
+static int pc_spin_expired(unsigned *n, uint64_t t0, uint64_t limit_ns)
+{
+    pc_cpu_relax();
+    if ((++*n & 255) != 0)
+        return 0;
+    if (pc_xfer_now() - t0 >= limit_ns)
+        return 1;
+    sched_yield();
+    return 0;
+}
+
+void pc_xfer_relax(unsigned *spins)
+{
+    /* Yield after a while: with more threads than CPUs, spinning would
+     * starve the very thread we wait for. */
+    if (++*spins < 256) {
+        for (int i = 0; i < 32; i++)
+            pc_cpu_relax();
+    } else {
+        sched_yield();
+    }
+}
+
+void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t piece,
+                  char *const *slot, unsigned *left, unsigned nslot, unsigned head,
+                  unsigned threads)
+{
+    size_t most;
+    unsigned spp;
+
+    memset(x, 0, sizeof *x);
+    x->to_slots = to_slots;
+    x->host = host;
+    x->n = n;
+    x->piece = piece ? piece : 1;
+    x->slot = slot;
+    x->left = left;
+    x->nslot = nslot ? nslot : 1;
+    x->head = head % x->nslot;
+    x->npieces = pc_xfer_count(n, x->piece);
+    x->nfull = x->npieces;
+    if (n && x->npieces > (n + x->piece - 1) / x->piece) {
+        size_t last = n - (x->npieces - 2) * x->piece;
+        x->nfull = x->npieces - 2;
+        x->half = ((last / 2) + 4095) & ~(size_t)4095;
+    }
+    /* Twice as many slices as threads evens out the end of each piece. */
+    spp = threads > 1 ? 2 * threads : 1;
+    most = x->piece / PC_XFER_SLICE_MIN;
+    if (most < 1)
+        most = 1;
+    if (spp > most)
+        spp = (unsigned)most;
+    x->spp = spp;
+    x->nslices = x->npieces * spp;
+}
+
+uint64_t pc_xfer_count(size_t n, size_t piece)
+{
+    uint64_t m;
+
+    if (!piece)
+        piece = 1;
+    m = (n + piece - 1) / piece;
+    return m + (m && n - (m - 1) * piece >= PC_XFER_SPLIT_MIN);
+}
+
+/* Start of slice s of a piece of len bytes: proportional, 64-byte aligned. */
+static size_t pc_slice_start(size_t len, unsigned s, unsigned spp)
+{
+    if (s >= spp)
+        return len;
+    return (size_t)((uint64_t)len * s / spp) & ~(size_t)63;
+}
+
+/* memcpy with non-temporal stores: the bytes go to memory, not to this
+ * core's cache, where the DMA engine's reads would have to snoop them out
+ * line by line.  x86-64 only (SSE2 is part of it); elsewhere plain memcpy.
+ * The caller fences (pc_xfer_copy) before it publishes the slice. */
+static void pc_copy_stream(char *dst, const char *src, size_t n)
+{
+#if defined(__x86_64__)
+    size_t head = (size_t)(-(uintptr_t)dst & 15);
+
+    if (n < 256) {
+        memcpy(dst, src, n);
+        return;
+    }
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    for (; n >= 64; n -= 64, dst += 64, src += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)src);
+        __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+        _mm_stream_si128((__m128i *)dst, a);
+        _mm_stream_si128((__m128i *)(dst + 16), b);
+        _mm_stream_si128((__m128i *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(dst + 48), d);
+    }
+    memcpy(dst, src, n);
+#else
+    memcpy(dst, src, n);
+#endif
+}
+
+static void pc_xfer_copy(struct pc_xfer *x, uint64_t i)
+{
+    uint64_t k = i / x->spp;
+    unsigned s = (unsigned)(i % x->spp), slot = pc_xfer_slot(x, k);
+    size_t len = pc_xfer_piece_len(x, k);
+    size_t a = pc_slice_start(len, s, x->spp), b = pc_slice_start(len, s + 1, x->spp);
+    char *host = x->host + pc_xfer_piece_off(x, k) + a;
+    char *buf = x->slot[slot] + a;
+
+    if (b > a) {
+        if (x->to_slots && x->stream_stores) {
+            pc_copy_stream(buf, host, b - a);
+#if defined(__x86_64__)
+            _mm_sfence();    /* non-temporal stores are not ordered by the release below */
+#endif
+        } else if (x->to_slots) {
+            memcpy(buf, host, b - a);
+        } else {
+            memcpy(host, buf, b - a);
+        }
+    }
+    /* Release: the caller's acquire load of 0 sees every byte copied. */
+    __atomic_fetch_sub(&x->left[slot], 1, __ATOMIC_RELEASE);
+}
+
+/* 1: claimed slice *i; 0: nothing claimable until ready moves past *seen;
+ * -1: nothing left to claim. */
+static int pc_xfer_claim(struct pc_xfer *x, uint64_t *i, uint64_t *seen)
+{
+    uint64_t next = __atomic_load_n(&x->next, __ATOMIC_RELAXED), ready;
+
+    for (;;) {
+        if (__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE) || next >= x->nslices)
+            return -1;
+        /* Acquire: the slot is free (H2D) or holds the DMA's data (D2H). */
+        ready = __atomic_load_n(&x->ready, __ATOMIC_ACQUIRE);
+        if (next / x->spp >= ready) {
+            *seen = ready;
+            return 0;
+        }
+        if (__atomic_compare_exchange_n(&x->next, &next, next + 1, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            *i = next;
+            return 1;
+        }
+    }
+}
+
+int pc_xfer_help(struct pc_xfer *x)
+{
+    uint64_t i, seen;
+
+    if (pc_xfer_claim(x, &i, &seen) != 1)
+        return 0;
+    pc_xfer_copy(x, i);
+    return 1;
+}
+
+int pc_xfer_piece_done(const struct pc_xfer *x, uint64_t k)
+{
+    return __atomic_load_n(&x->left[pc_xfer_slot(x, k)], __ATOMIC_ACQUIRE) == 0;
+}
+
+/* After the caller moved ready or stop (sequentially consistent): wake the
+ * threads that sleep on more, if any do. */
+static void pc_xfer_wake_more(void)
+{
+    if (__atomic_load_n(&T.more_sleepers, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_lock(&T.mu);
+        pthread_cond_broadcast(&T.more);
+        pthread_mutex_unlock(&T.mu);
+    }
+}
+
+void pc_xfer_ready(struct pc_xfer *x, uint64_t ready)
+{
+    uint64_t k = __atomic_load_n(&x->ready, __ATOMIC_RELAXED);   /* only the caller writes it */
+
+    if (ready > x->npieces)
+        ready = x->npieces;
+    if (ready <= k)
+        return;
+    for (; k < ready; k++)
+        __atomic_store_n(&x->left[pc_xfer_slot(x, k)], x->spp, __ATOMIC_RELAXED);
+    __atomic_store_n(&x->ready, ready, __ATOMIC_SEQ_CST);
+    pc_xfer_wake_more();
+}
+
+/* A pool thread found nothing to claim: spin briefly (the next piece is
+ * usually one DMA away), then sleep until the caller moves ready or stops. */
+static void pc_xfer_wait(struct pc_xfer *x, uint64_t seen)
+{
+    uint64_t t0 = pc_xfer_now();
+    unsigned n = 0;
+
+    while (__atomic_load_n(&x->ready, __ATOMIC_ACQUIRE) == seen &&
+           !__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
+        if (!pc_spin_expired(&n, t0, PC_XFER_SPIN_NS))
+            continue;
+        __atomic_add_fetch(&T.more_sleepers, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_lock(&T.mu);
+        while (__atomic_load_n(&x->ready, __ATOMIC_SEQ_CST) == seen &&
+               !__atomic_load_n(&x->stop, __ATOMIC_SEQ_CST))
+            pthread_cond_wait(&T.more, &T.mu);
+        pthread_mutex_unlock(&T.mu);
+        __atomic_sub_fetch(&T.more_sleepers, 1, __ATOMIC_RELEASE);
+        return;
+    }
+}
+
+static void pc_xfer_work(struct pc_xfer *x)
+{
+    uint64_t i, seen;
+    int r;
+
+    while ((r = pc_xfer_claim(x, &i, &seen)) >= 0) {
+        if (r)
+            pc_xfer_copy(x, i);
+        else
+            pc_xfer_wait(x, seen);
+    }
+}
+
+static void *pc_xfer_main(void *arg)
+{
+    uint64_t seen = 0;
+    struct pc_xfer *x;
+
+    (void)arg;
+#ifdef __GLIBC__
+    pthread_setname_np(pthread_self(), "pincache-copy");
+#endif
+    for (;;) {
+        uint64_t linger = __atomic_load_n(&T.linger_ns, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen && linger &&
+            __atomic_load_n(&T.gap_ns, __ATOMIC_RELAXED) <= linger) {
+            /* Copies are coming back to back: the next one finds this thread
+             * awake, with no futex wake-up and no scheduler latency.  A
+             * program that copies now and then never pays for the spin. */
+            uint64_t t0 = pc_xfer_now();
+            unsigned n = 0;
+            while (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen && !pc_spin_expired(&n, t0, linger))
+                ;
+        }
+        if (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen) {
+            __atomic_add_fetch(&T.wake_sleepers, 1, __ATOMIC_SEQ_CST);
+            pthread_mutex_lock(&T.mu);
+            while (__atomic_load_n(&T.gen, __ATOMIC_SEQ_CST) == seen)
+                pthread_cond_wait(&T.wake, &T.mu);
+            pthread_mutex_unlock(&T.mu);
+            __atomic_sub_fetch(&T.wake_sleepers, 1, __ATOMIC_RELEASE);
+        }
+        seen = __atomic_load_n(&T.gen, __ATOMIC_ACQUIRE);
+        /* Counted first, then the job: see T. */
+        __atomic_add_fetch(&T.active, 1, __ATOMIC_SEQ_CST);
+        x = __atomic_load_n(&T.job, __ATOMIC_SEQ_CST);
+        if (x)
+            pc_xfer_work(x);
+        __atomic_sub_fetch(&T.active, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+unsigned pc_xfer_cpus(void)
+{
+    cpu_set_t set;
+    long n;
+
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+unsigned pc_xfer_threads(long want, long linger_us)
+{
+    unsigned n, r;
+
+    __atomic_store_n(&T.linger_ns, (uint64_t)linger_us * 1000u, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&T.mu);
+    if (T.threads == 0) {
+        pthread_attr_t attr;
+        sigset_t all, old;
+        unsigned made = 0;
+
+        if (want > 0) {
+            n = want > PC_XFER_MAX_THREADS ? PC_XFER_MAX_THREADS : (unsigned)want;
+        } else {
+            n = pc_xfer_cpus();
+            if (n > PC_XFER_AUTO_THREADS)
+                n = PC_XFER_AUTO_THREADS;
+        }
+        /* Detached, so exit never waits for them; no signals, so the
+         * program's handlers never run on a thread it did not create. */
+        if (n > 1 && pthread_attr_init(&attr) == 0) {
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            pthread_attr_setstacksize(&attr, PC_XFER_STACK);
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &old);
+            for (unsigned i = 1; i < n; i++) {
+                pthread_t t;
+                if (pthread_create(&t, &attr, pc_xfer_main, NULL) != 0)
+                    break;       /* fewer threads is fine: the caller copies too */
+                made++;
+            }
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            pthread_attr_destroy(&attr);
+        }
+        __atomic_store_n(&T.threads, 1 + made, __ATOMIC_RELEASE);
+    }
+    r = T.threads;
+    pthread_mutex_unlock(&T.mu);
+    return r;
+}
+
+void pc_xfer_begin(struct pc_xfer *x)
+{
+    unsigned threads;
+
+    if (x->nslices < 2)
+        return;
+    if (T.last_end_ns) {
+        uint64_t now = pc_xfer_now();
+        __atomic_store_n(&T.gap_ns, now > T.last_end_ns ? now - T.last_end_ns : 0, __ATOMIC_RELAXED);
+    }
+    threads = __atomic_load_n(&T.threads, __ATOMIC_ACQUIRE);
+    if (threads > 1) {
+        /* The job before the generation: a thread that sees the new
+         * generation finds this job (or NULL, once it has ended). */
+        __atomic_store_n(&T.job, x, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&T.gen, 1, __ATOMIC_SEQ_CST);   /* lingering threads spin on it */
+        if (__atomic_load_n(&T.wake_sleepers, __ATOMIC_SEQ_CST)) {
+            /* Wake only as many threads as there are slices for the others:
+             * waking 15 threads for a 512K copy costs more than it saves. */
+            uint64_t want = x->nslices - 1;
+            pthread_mutex_lock(&T.mu);
+            if (want >= threads - 1) {
+                pthread_cond_broadcast(&T.wake);
+            } else {
+                for (uint64_t i = 0; i < want; i++)
+                    pthread_cond_signal(&T.wake);
+            }
+            pthread_mutex_unlock(&T.mu);
+        }
+    }
+}
+
+void pc_xfer_end(struct pc_xfer *x)
+{
+    unsigned spins = 0;
+
+    __atomic_store_n(&x->stop, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&T.job, __ATOMIC_RELAXED) != x)
+        return;              /* never handed out (one participant, or one slice) */
+    T.last_end_ns = pc_xfer_now();
+    __atomic_store_n(&T.job, NULL, __ATOMIC_SEQ_CST);
+    pc_xfer_wake_more();
+    /* Every slice is claimed by now (or stop holds them back): a thread still
+     * counted is finishing one slice, or on its way out. */
+    while (__atomic_load_n(&T.active, __ATOMIC_SEQ_CST) != 0)
+        pc_xfer_relax(&spins);
+}
+
+void pc_xfer_after_fork_child(void)
+{
+    /* Only the forking thread exists in the child; T.mu may have been held
+     * by a copy thread.  Start over; the next use (if any) makes threads. */
+    pthread_mutex_init(&T.mu, NULL);
+    pthread_cond_init(&T.wake, NULL);
+    pthread_cond_init(&T.more, NULL);
+    T.job = NULL;
+    T.gen = 0;
+    T.active = 0;
+    T.wake_sleepers = 0;
+    T.more_sleepers = 0;
+    T.threads = 0;
+    T.gap_ns = UINT64_MAX;
+    T.last_end_ns = 0;
+}

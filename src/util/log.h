@@ -1,0 +1,40 @@
+/* log.h - the one logger: "pincache[pid]: level: msg" to stderr via write(2).
+ * No allocation, a stack buffer, a recursion guard; never writes to stdout. */
+#ifndef PC_LOG_H
+#define PC_LOG_H
+
+/* Levels, in the order of PINCACHE_LOG's choices (options.def). */
+enum { PC_LOG_ERROR = 0, PC_LOG_WARN = 1, PC_LOG_INFO = 2, PC_LOG_DEBUG = 3 };
+
+void pc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* At most one message per call site: `static int once; pc_log_once(&once, ...)`. */
+void pc_log_once(int *flag, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#define pc_error(...) pc_log(PC_LOG_ERROR, __VA_ARGS__)
+#define pc_warn(...)  pc_log(PC_LOG_WARN,  __VA_ARGS__)
+#define pc_info(...)  pc_log(PC_LOG_INFO,  __VA_ARGS__)
+#define pc_debug(...) pc_log(PC_LOG_DEBUG, __VA_ARGS__)
+
+/* Format into buf (size n) like snprintf, async-signal-safe subset:
+ * %s %d %u %ld %lu %lld %llu %zu %x %lx %p %c %% and %.Nf for doubles.
+ * Used by the logger and the report writer, which must not call malloc. */
+int pc_vfmt(char *buf, unsigned long n, const char *fmt, __builtin_va_list ap);
+int pc_fmt(char *buf, unsigned long n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The formatter also knows the ' flag (%'llu -> 1,234,567), width, '-', '0',
+ * '+', ' ', '*' and %X/%i; %f precision is capped at 9 digits. */
+
+/* write(2) all of buf, retrying on EINTR and short writes.  0 or -errno. */
+int pc_write_all(int fd, const void *buf, unsigned long n);
+
+/* "pincache[pid]: warning: " for level into buf; returns its length. */
+int pc_log_prefix(char *buf, unsigned long n, int level);
+
+/* The level from which on messages are printed up to: options.c sets it
+ * from PINCACHE_LOG; until then only errors are printed. */
+void pc_log_set_level(int level);
+
+/* Forget how many warnings were printed (the rate limit); for tests. */
+void pc_log_reset(void);
+
+#endif

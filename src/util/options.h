@@ -1,0 +1,62 @@
+/* options.h - PINCACHE_* configuration, generated from options.def. */
+#ifndef PC_OPTIONS_H
+#define PC_OPTIONS_H
+#include <stddef.h>
+#include "util/log.h"   /* PC_LOG_*, the values of PINCACHE_LOG */
+
+#define PC_OPT_CTYPE_BOOL int
+#define PC_OPT_CTYPE_SIZE size_t
+#define PC_OPT_CTYPE_INT  long
+#define PC_OPT_CTYPE_STR  const char *
+#define PC_OPT_CTYPE_ENUM int
+
+struct pc_options {
+#define OPT(field, env, type, def, valid, help) PC_OPT_CTYPE_##type field;
+#include "util/options.def"
+#undef OPT
+};
+
+/* Enum values, in the order of their CHOICES strings. */
+enum { PC_MODE_CACHE = 0, PC_MODE_OBSERVE = 1, PC_MODE_OFF = 2 };
+enum { PC_CUPTI_AUTO = 0, PC_CUPTI_ON = 1, PC_CUPTI_OFF = 2 };
+enum { PC_FENCE_CONTEXT = 0, PC_FENCE_RUNTIME = 1, PC_FENCE_DRIVER = 2 };
+
+/* The effective configuration.  Written once by pc_options_init() before any
+ * other module runs, read-only afterwards (no lock needed). */
+extern struct pc_options pc_opt;
+
+/* Read every PINCACHE_* variable.  A bad value logs one warning naming the
+ * variable and keeps the default.  Prints the table when PINCACHE_HELP is
+ * set and the effective values when PINCACHE_VERBOSE is set (both to stderr).
+ * getenv is called nowhere else in the library. */
+void pc_options_init(void);
+
+/* Parse helpers, exposed for the unit tests.  Return 0 or -EINVAL. */
+int pc_parse_bool(const char *s, int *out);
+int pc_parse_size(const char *s, size_t *out);
+int pc_parse_enum(const char *s, const char *choices, int *out);
+
+/* A size as PINCACHE_MAX_CACHED would take it, in the largest unit that is
+ * exact ("4G", "1536M", "1000").  snprintf-like return. */
+int pc_format_size(char *buf, unsigned long n, size_t v);
+
+/* Write "PINCACHE_X  default  help" lines (the PINCACHE_HELP text) to fd. */
+void pc_options_print_help(int fd);
+/* Write "PINCACHE_X=value" for every option (the PINCACHE_VERBOSE text) to fd. */
+void pc_options_print_effective(int fd);
+
+/* Environment values that are not options but that the report needs
+ * (rank, host), read here so that getenv stays in one module.  The returned
+ * string is owned by the environment; NULL when unset. */
+const char *pc_env_rank(void);
+/* Processes on this node, as a launcher says (LOCAL_WORLD_SIZE of torchrun,
+ * OMPI_COMM_WORLD_LOCAL_SIZE, SLURM_NTASKS_PER_NODE); 1 when none does. */
+long pc_env_local_procs(void);
+
+/* The name of a variable that shows another CUDA tool in the process (one
+ * that uses CUPTI or instruments the driver): CUDA_INJECTION64_PATH,
+ * NVTX_INJECTION64_PATH, NSYS_PROFILING_SESSION_ID, or LD_PRELOAD naming a
+ * sanitizer or injection library; NULL when none does. */
+const char *pc_env_cuda_tool(void);
+
+#endif
