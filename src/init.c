@@ -4,7 +4,8 @@
 #include <unistd.h>
 #include "init.h"
 #include "util/state.h"
-#include "api/api.h"
+#include "api/cache_cuda.h"
+#include "api/register.h"
 #include "util/log.h"
 #include "util/options.h"
 #include "report/report.h"
@@ -12,6 +13,7 @@
 #include "stage/stage.h"
 #include "real/real.h"
 #include "real/rtdrv.h"
+#include "core/cache.h"
 #include "core/fence.h"
 #include "diag/diag.h"
 #include "diag/trace.h"
@@ -28,7 +30,9 @@ static void pc_atfork_child(void)
     pc_state.cuda_used = 0;
     pc_state.start_ns = pc_now_ns();
     pc_stats_reset();
-    pc_hostmem_after_fork_child();
+    pc_cache_after_fork_child();
+    pc_fence_forget_all();
+    pc_register_after_fork_child();
     pc_stage_after_fork_child();
     pc_diag_after_fork_child();
     __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
@@ -40,9 +44,9 @@ static void pc_init_once(void)
     pc_options_init();
     pc_state.mode = pc_opt.mode;
     pc_state.start_ns = pc_now_ns();
-    pc_hostmem_init();
+    pc_cache_init(&pc_cache_cuda_ops);
     pc_diag_init();
-    pthread_atfork(pc_hostmem_before_fork, NULL, pc_atfork_child);
+    pthread_atfork(pc_register_before_fork, NULL, pc_atfork_child);
     __atomic_store_n(&pc_state.inited, 1, __ATOMIC_RELEASE);
 }
 

@@ -2,6 +2,7 @@
  * here too, so that the interposition layer stays a forwarder. */
 #include "config.h"
 #include "api/api.h"
+#include "api/streams.h"
 #include "util/state.h"
 #include "util/options.h"
 #include "real/real.h"

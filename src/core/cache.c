@@ -1,8 +1,22 @@
 /* cache.c - the process's cache of pinned blocks (cache.h). */
 #include "config.h"
+#include <pthread.h>
 #include "core/cache.h"
+#include "util/options.h"
 
 struct pc_pool pc_cache;
+
+void pc_cache_init(const struct pc_pool_ops *ops)
+{
+    pc_pool_init(&pc_cache, ops, NULL, pc_opt.max_cached, (unsigned)pc_opt.headroom);
+}
+
+void pc_cache_after_fork_child(void)
+{
+    /* The parent's blocks are not ours to touch (the driver may not even map
+     * them into the child).  Everything passes through from now on. */
+    pthread_mutex_init(&pc_cache.lock, NULL);
+}
 
 int pc_cache_owns(const void *p)
 {

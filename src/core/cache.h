@@ -7,6 +7,12 @@
 
 extern struct pc_pool pc_cache;
 
+/* Start-up: the pool, with its CUDA operations (handed down by init.c) and
+ * the cap and headroom of the options. */
+void pc_cache_init(const struct pc_pool_ops *ops);
+/* In a fork child: the parent's blocks are not ours to touch. */
+void pc_cache_after_fork_child(void);
+
 /* Is p inside a block the program holds from the cache (live)? */
 int pc_cache_owns(const void *p);
 

@@ -1,79 +1,31 @@
-/* fence.c - stream registry and event fences (see fence.h for the design).
- * CUDA-free: every question to the device goes through the ops table of
- * fence_ops.h (fence_cuda.c; a fake in tests/unit/test_fence.c). */
+/* fence.c - event fences (see fence.h for the design): the events, the
+ * coverage of every device and stream, records, polls and waits.  What the
+ * fences know of streams, devices and captures is kept by fence_streams.c
+ * (fence_int.h: the shared state).  CUDA-free: every question to the
+ * device goes through the ops table of fence_ops.h (fence_cuda.c; a fake in
+ * tests/unit/test_fence.c). */
 #include "config.h"
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
-#include <uthash.h>
 #include "core/fence.h"
-#include "core/fence_ops.h"
+#include "core/fence_int.h"
 #include "util/log.h"
-#include "util/options.h"
 #include "util/stats.h"
 
-#define PC_MAX_DEV 64
-
-struct pc_ev {                 /* a pooled event; refs = fences (or zombie list) holding it */
-    void *ev;
-    int dev;
-    int refs;
-    struct pc_ev *next;        /* free list / zombie list */
-};
-
-struct pc_fence {
-    uint64_t seq;
-    int n, cap;
-    struct pc_ev **ev;
-    struct pc_fence *next;
-};
-
-struct pc_stream {
-    void *s;
-    int dev;
-    int nonblocking;
-    UT_hash_handle hh;
-};
-
 int pc_fence_broken;
+uint64_t pc_fence_blind_mask;
+int pc_fence_blind_any;
 
-/* Devices (bit d) with a non-blocking stream pincache did not see created,
- * and the same for a device it cannot name (pc_blind_any; also while a
- * cudart of a major pincache has no wrappers for is loaded).  Atomics;
- * cleared only by that device's reset, which destroys the stream. */
-static uint64_t pc_blind_mask;
-static int pc_blind_any;
-
-/* F.lock protects every field but done_upto and devmask, which are atomics.
- * CUDA event calls are made under F.lock (never under the pool's lock). */
-struct pc_fence_state {
-    pthread_mutex_t lock;
-    const struct pc_fence_ops *ops;
-    uint64_t next_seq;
-    uint64_t done_upto;        /* atomic: highest fence known complete */
-    uint64_t devmask;          /* atomic: devices the program made current */
-    struct pc_fence *head, *tail, *spare;
-    struct pc_ev *evpool[PC_MAX_DEV];
-    struct pc_ev *zombies;
-    struct pc_stream *streams;
-    int capture;               /* stream captures under way */
-    struct pc_fence_state *abandoned_next;
-};
-/* tests/unit/test_fence.c links this file without fence_cuda.c and sets
+/* tests/unit/test_fence.c links the fences without fence_cuda.c and sets
  * its own ops before anything else. */
 #pragma weak pc_fence_cuda_ops
-static struct pc_fence_state F = { .lock = PTHREAD_MUTEX_INITIALIZER, .ops = &pc_fence_cuda_ops };
-#define O (F.ops)
+struct pc_fence_state pc_fence_st = { .lock = PTHREAD_MUTEX_INITIALIZER, .ops = &pc_fence_cuda_ops };
 
 void pc_fence_set_ops(const struct pc_fence_ops *ops)
 {
     F.ops = ops;
 }
-/* States abandoned by pc_fence_forget_all (a fork child, a device reset),
- * kept only so that they stay reachable (leak checkers); never used again.
- * Not static: a static that is never read would be optimized away. */
-struct pc_fence_state *pc_fence_abandoned;
 
 static void pc_mark_broken(int err, const char *what)
 {
@@ -95,7 +47,7 @@ int pc_fence_context_ok(void)
 
 /* --- events (F.lock held) --- */
 
-static struct pc_ev *pc_ev_get(int dev)
+struct pc_ev *pc_ev_get(int dev)
 {
     struct pc_ev *e = F.evpool[dev];
     int err;
@@ -123,7 +75,7 @@ static struct pc_ev *pc_ev_get(int dev)
     return e;
 }
 
-static void pc_ev_put(struct pc_ev *e)
+void pc_ev_put(struct pc_ev *e)
 {
     if (--e->refs > 0)
         return;
@@ -252,69 +204,67 @@ refused:
 
 static int pc_is_blind(int dev)
 {
-    return __atomic_load_n(&pc_blind_any, __ATOMIC_RELAXED) || O->blind_all() ||
-           (__atomic_load_n(&pc_blind_mask, __ATOMIC_RELAXED) & (1ull << dev)) != 0;
+    return __atomic_load_n(&pc_fence_blind_any, __ATOMIC_RELAXED) || O->blind_all() ||
+           (__atomic_load_n(&pc_fence_blind_mask, __ATOMIC_RELAXED) & (1ull << dev)) != 0;
+}
+
+struct pc_cover {
+    struct pc_fence *f;
+    int *busy;
+};
+
+/* Cover device dev (current) into c->f: one context-wide event where the
+ * driver allows it, else its legacy stream and each known non-blocking
+ * stream.  0, or -1 to stop (the fence cannot be had).  F.lock held. */
+static int pc_cover_device(int dev, void *arg)
+{
+    struct pc_cover *c = arg;
+    struct pc_stream *st, *tmp;
+    int rc;
+
+    if (O->ctx_wide()) {
+        int r = pc_cover_context(c->f, dev, c->busy);
+        if (r == 0)
+            return 0;
+        if (r == -2)
+            return -1;
+    } else if (!O->context_ok()) {
+        return -1;             /* before any runtime call could fail */
+    }
+    if (pc_is_blind(dev)) {
+        static int once;
+        pc_log_once(&once, PC_LOG_WARN,
+                    "device %d may have non-blocking streams pincache did not see created (a handle it never "
+                    "saw made, or a cudart major it has no wrappers for), which fences made stream by stream "
+                    "(PINCACHE_FENCE=runtime or driver, or no cuCtxRecordEvent) cannot cover: frees are left "
+                    "to the runtime, which waits", dev);
+        PC_STAT_INC(fence_blind);
+        return -1;
+    }
+    rc = pc_cover_stream(c->f, PC_STREAM_LEGACY, dev, 1, c->busy);
+    HASH_ITER(hh, F.streams, st, tmp) {
+        if (rc == 0 && st->dev == dev && st->nonblocking)
+            rc = pc_cover_stream(c->f, st->s, dev, 0, c->busy);
+    }
+    return rc;
 }
 
 /* Cover every device and stream into f; *busy: work was in flight.
  * A device fenced stream by stream that has a stream pincache cannot see
  * cannot be covered: -1, and the free goes to the runtime (which waits).
- * F.lock held. */
+ * Each device is fenced with its own context current (its events belong
+ * to it), the calling thread's own device included.  F.lock held. */
 static int pc_cover_all(struct pc_fence *f, int *busy)
 {
-    int cur = 0, now, rc = 0;
-    uint64_t mask;
-    struct pc_stream *st, *tmp;
+    struct pc_cover c = { f, busy };
+    int cur = 0, rc;
     struct pc_ev *z, **zp;
 
     if (O->get_device(&cur) != 0)
         return -1;
-    pc_fence_device_used(cur);
-    now = cur;
-    mask = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
+    pc_devmask_add(cur);
     /* The used devices only: scanning all 64 bits cost a free ~450 instructions. */
-    for (uint64_t left = mask; left && rc == 0; left &= left - 1) {
-        int d = __builtin_ctzll(left);
-        /* Each device is fenced with its own context current (its events
-         * belong to it), the calling thread's own device included. */
-        if (d != now) {
-            if (O->set_device(d) != 0) {
-                rc = -1;
-                break;
-            }
-            now = d;
-        }
-        if (O->ctx_wide()) {
-            int c = pc_cover_context(f, d, busy);
-            if (c == 0)
-                continue;
-            if (c == -2) {
-                rc = -1;
-                break;
-            }
-        } else if (!O->context_ok()) {
-            rc = -1;           /* before any runtime call could fail */
-            break;
-        }
-        if (pc_is_blind(d)) {
-            static int once;
-            pc_log_once(&once, PC_LOG_WARN,
-                        "device %d may have non-blocking streams pincache did not see created (a handle it never "
-                        "saw made, or a cudart major it has no wrappers for), which fences made stream by stream "
-                        "(PINCACHE_FENCE=runtime or driver, or no cuCtxRecordEvent) cannot cover: frees are left "
-                        "to the runtime, which waits", d);
-            PC_STAT_INC(fence_blind);
-            rc = -1;
-            break;
-        }
-        rc = pc_cover_stream(f, PC_STREAM_LEGACY, d, 1, busy);
-        HASH_ITER(hh, F.streams, st, tmp) {
-            if (rc == 0 && st->dev == d && st->nonblocking)
-                rc = pc_cover_stream(f, st->s, d, 0, busy);
-        }
-    }
-    if (now != cur && O->set_device(cur) != 0)
-        rc = -1;
+    rc = pc_fence_visit(cur, __atomic_load_n(&F.devmask, __ATOMIC_RELAXED), pc_cover_device, &c);
     /* Work on streams destroyed while busy. */
     for (zp = &F.zombies; rc == 0 && (z = *zp) != NULL;) {
         if (pc_ev_done(z)) {
@@ -447,231 +397,38 @@ static int pc_query_busy(void *s)
     return O->stream_query(s) == PC_FQ_PENDING;
 }
 
-/* Queries only, no event: cheaper than a fence, and an event recorded just
- * to ask would itself be work in flight for a moment, so an idle device
- * would look busy.  Every known stream is asked (the blocking ones too),
- * and this thread's per-thread stream if the program used it. */
 __thread int pc_tls_ptstream __attribute__((tls_model("initial-exec")));
+
+/* Is device dev (current) busy?  1 stops the visit.  Queries only, no
+ * event: cheaper than a fence, and an event recorded just to ask would
+ * itself be work in flight for a moment, so an idle device would look
+ * busy.  Every known stream is asked (the blocking ones too), and this
+ * thread's per-thread stream if the program used it. */
+static int pc_busy_device(int dev, void *arg)
+{
+    struct pc_stream *st, *tmp;
+    int busy = pc_query_busy(PC_STREAM_LEGACY) || (pc_tls_ptstream && pc_query_busy(PC_STREAM_PER_THREAD));
+
+    HASH_ITER(hh, F.streams, st, tmp) {
+        if (!busy && st->dev == dev)
+            busy = pc_query_busy(st->s);
+    }
+    return busy;
+}
 
 int pc_fence_busy_now(void)
 {
-    int cur = 0, now, busy = 0;
-    uint64_t mask;
-    struct pc_stream *st, *tmp;
+    int cur = 0, busy = 0;
     struct pc_ev *z;
 
     pthread_mutex_lock(&F.lock);
     if (F.capture > 0 || O->get_device(&cur) != 0)
         goto out;
-    pc_fence_device_used(cur);
-    now = cur;
-    mask = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
-    for (uint64_t left = mask; left && !busy; left &= left - 1) {
-        int d = __builtin_ctzll(left);
-        if (d != now) {
-            if (O->set_device(d) != 0)
-                break;
-            now = d;
-        }
-        busy = pc_query_busy(PC_STREAM_LEGACY) || (pc_tls_ptstream && pc_query_busy(PC_STREAM_PER_THREAD));
-        HASH_ITER(hh, F.streams, st, tmp) {
-            if (!busy && st->dev == d)
-                busy = pc_query_busy(st->s);
-        }
-    }
-    if (now != cur)
-        O->set_device(cur);
+    pc_devmask_add(cur);
+    busy = pc_fence_visit(cur, __atomic_load_n(&F.devmask, __ATOMIC_RELAXED), pc_busy_device, NULL) > 0;
     for (z = F.zombies; z && !busy; z = z->next)
         busy = !pc_ev_done(z);
 out:
     pthread_mutex_unlock(&F.lock);
     return busy;
-}
-
-void pc_fence_stream_created(void *s, int nonblocking)
-{
-    struct pc_stream *st = calloc(1, sizeof *st);
-    int dev = 0;
-
-    if (!st)
-        return;
-    O->get_device(&dev);
-    pc_fence_device_used(dev);
-    st->s = s;
-    st->dev = dev;
-    st->nonblocking = nonblocking;
-    pthread_mutex_lock(&F.lock);
-    HASH_ADD_PTR(F.streams, s, st);
-    pthread_mutex_unlock(&F.lock);
-    PC_STAT_INC(streams_created);
-}
-
-void pc_fence_blind(int dev)
-{
-    if (dev >= 0 && dev < PC_MAX_DEV)
-        __atomic_fetch_or(&pc_blind_mask, 1ull << dev, __ATOMIC_RELAXED);
-    else
-        __atomic_store_n(&pc_blind_any, 1, __ATOMIC_RELAXED);
-}
-
-/* An unknown handle is a stream pincache did not see created.  The last
- * handle this thread found known, blocking or already reported is not
- * looked up again.  A blocking one is covered by the legacy stream's event
- * (measured); a non-blocking one may be reading a block that is freed
- * later: blind.  Its device is the stream's own where the runtime can say,
- * else the current one (the back-end's stream_probe). */
-static __thread void *pc_tls_known;
-
-void pc_fence_stream_seen(void *s)
-{
-    struct pc_stream *st;
-    int nonblocking = 0, dev = -1;
-
-    if (s == 0 || s == PC_STREAM_LEGACY || s == PC_STREAM_PER_THREAD || s == pc_tls_known)
-        return;
-    pthread_mutex_lock(&F.lock);
-    HASH_FIND_PTR(F.streams, &s, st);
-    pthread_mutex_unlock(&F.lock);
-    if (st) {
-        pc_tls_known = s;
-        return;
-    }
-    if (O->stream_probe(s, &nonblocking, &dev) != 0)
-        return;
-    if (nonblocking)
-        pc_fence_blind(dev);   /* said once: the device stays blind */
-    pc_tls_known = s;
-}
-
-void pc_fence_stream_destroying(void *s)
-{
-    struct pc_stream *st = NULL;
-    struct pc_ev *e;
-    int cur = 0;
-
-    pthread_mutex_lock(&F.lock);
-    HASH_FIND_PTR(F.streams, &s, st);
-    if (st) {
-        HASH_DEL(F.streams, st);
-        PC_STAT_INC(streams_destroyed);
-        /* Work still queued on it must stay covered by later fences. */
-        if (O->stream_query(s) == PC_FQ_PENDING && O->get_device(&cur) == 0 &&
-            (cur == st->dev || O->set_device(st->dev) == 0)) {
-            e = pc_ev_get(st->dev);
-            if (e && O->event_record(e->ev, s) == 0) {
-                e->next = F.zombies;
-                F.zombies = e;
-            } else if (e) {
-                pc_ev_put(e);
-            }
-            if (cur != st->dev)
-                O->set_device(cur);
-        }
-        free(st);
-    }
-    pthread_mutex_unlock(&F.lock);
-    if (!st)
-        pc_fence_stream_seen(s);
-}
-
-void pc_fence_device_used(int dev)
-{
-    if (dev >= 0 && dev < PC_MAX_DEV)
-        __atomic_fetch_or(&F.devmask, 1ull << dev, __ATOMIC_RELAXED);
-}
-
-void pc_fence_capture_begin(void)
-{
-    if (pc_opt.test_capture_blind)
-        return;
-    pthread_mutex_lock(&F.lock);
-    __atomic_store_n(&F.capture, F.capture + 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&F.lock);
-}
-
-void pc_fence_capture_end(void)
-{
-    pthread_mutex_lock(&F.lock);
-    if (F.capture > 0)
-        __atomic_store_n(&F.capture, F.capture - 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&F.lock);
-}
-
-/* Lock-free: read on every pinned allocation.  Written under F.lock. */
-int pc_fence_capturing(void)
-{
-    return __atomic_load_n(&F.capture, __ATOMIC_ACQUIRE);
-}
-
-void pc_fence_forget_all(void)
-{
-    /* The child's copy of the lock may be held by a parent thread that no
-     * longer exists; start over.  The parent's events are left alone. */
-    struct pc_fence_state *old = malloc(sizeof *old);
-    if (old) {
-        *old = F;
-        old->abandoned_next = pc_fence_abandoned;
-        pc_fence_abandoned = old;
-    }
-    pthread_mutex_init(&F.lock, NULL);
-    F.head = F.tail = F.spare = NULL;
-    F.zombies = NULL;
-    F.streams = NULL;
-    F.capture = 0;
-    F.next_seq = 0;
-    for (int d = 0; d < PC_MAX_DEV; d++)
-        F.evpool[d] = NULL;
-    __atomic_store_n(&F.done_upto, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&F.devmask, 0, __ATOMIC_RELAXED);
-}
-
-/* Drop one reference to e, which belongs to a context being destroyed:
- * it never goes back to the event pool (F.lock held). */
-static void pc_ev_forget(struct pc_ev *e)
-{
-    if (--e->refs <= 0)
-        free(e);
-}
-
-void pc_fence_forget_device(int dev)
-{
-    struct pc_fence *f;
-    struct pc_stream *st, *tmp;
-    struct pc_ev *e, **zp;
-    int k;
-
-    if (dev < 0 || dev >= PC_MAX_DEV)
-        return;
-    pthread_mutex_lock(&F.lock);
-    for (f = F.head; f; f = f->next) {
-        for (int i = k = 0; i < f->n; i++) {
-            if (f->ev[i]->dev == dev)
-                pc_ev_forget(f->ev[i]);
-            else
-                f->ev[k++] = f->ev[i];
-        }
-        f->n = k;
-    }
-    for (zp = &F.zombies; (e = *zp) != NULL;) {
-        if (e->dev == dev) {
-            *zp = e->next;
-            pc_ev_forget(e);
-        } else {
-            zp = &e->next;
-        }
-    }
-    while ((e = F.evpool[dev]) != NULL) {
-        F.evpool[dev] = e->next;
-        free(e);
-    }
-    HASH_ITER(hh, F.streams, st, tmp) {
-        if (st->dev == dev) {
-            HASH_DEL(F.streams, st);
-            free(st);
-        }
-    }
-    /* Made current again, it counts again (pc_fence_device_used). */
-    __atomic_fetch_and(&F.devmask, ~(1ull << dev), __ATOMIC_RELAXED);
-    __atomic_fetch_and(&pc_blind_mask, ~(1ull << dev), __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&F.lock);
 }

@@ -23,9 +23,10 @@
  * monotonic: fence k complete implies every fence j < k is complete, so a
  * single watermark answers most checks without any CUDA call.
  *
- * fence.c holds the algorithm and makes no CUDA call: it asks the device
- * through the ops table of fence_ops.h (fence_cuda.c; a fake in
- * tests/unit/test_fence.c). */
+ * fence.c holds the algorithm, fence_streams.c what it must know of
+ * streams, devices and captures (fence_int.h: their shared state).  Neither
+ * makes a CUDA call: they ask the device through the ops table of
+ * fence_ops.h (fence_cuda.c; a fake in tests/unit/test_fence.c). */
 #ifndef PC_FENCE_H
 #define PC_FENCE_H
 #include <stdint.h>

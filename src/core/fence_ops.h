@@ -1,6 +1,7 @@
-/* fence_ops.h - what the fences (fence.c) ask of a device, as an ops
- * table: the CUDA back-ends are in fence_cuda.c, and tests/unit/test_fence.c
- * drives fence.c with a fake, as tests/unit/test_pool.c does the pool.
+/* fence_ops.h - what the fences (fence.c, fence_streams.c) ask of a
+ * device, as an ops table: the CUDA back-ends are in fence_cuda.c, and
+ * tests/unit/test_fence.c drives the fences with a fake, as
+ * tests/unit/test_pool.c does the pool.
  *
  * Handles are opaque: a stream is the runtime's cudaStream_t (the legacy
  * and per-thread streams are the two constants below, as in the runtime),

@@ -11,7 +11,9 @@
  * are served here, once. */
 #include "config.h"
 #include "intercept/guard.h"
-#include "api/api.h"
+#include "api/hostmem.h"
+#include "api/register.h"
+#include "api/streams.h"
 #include "real/real.h"
 #include "diag/diag.h"
 #include "intercept/intercept.h"

@@ -1,7 +1,7 @@
 /* Pinned allocation and release: forwarded to the cache. */
 #include "config.h"
 #include "intercept/guard.h"
-#include "api/api.h"
+#include "api/hostmem.h"
 #include "real/real.h"
 #include "diag/diag.h"
 

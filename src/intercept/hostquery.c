@@ -2,7 +2,8 @@
  * which answers for blocks the program has freed into the cache. */
 #include "config.h"
 #include "intercept/guard.h"
-#include "api/api.h"
+#include "api/hostmem.h"
+#include "api/register.h"
 #include "real/real.h"
 #include "diag/diag.h"
 

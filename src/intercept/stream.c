@@ -1,7 +1,7 @@
 /* Streams, devices and capture: forwarded, and reported to the fences. */
 #include "config.h"
 #include "intercept/guard.h"
-#include "api/api.h"
+#include "api/streams.h"
 #include "real/real.h"
 
 PC_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *s)

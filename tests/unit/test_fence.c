@@ -1,9 +1,9 @@
-/* Unit tests of the fences (src/fence.c) against a fake device: what a
- * fence covers (context-wide, stream by stream, other devices, destroyed
- * streams), when it is complete, and what it does in a broken context,
- * during a capture, on a refused or failed query, and after a device
- * reset.  No CUDA: fence_ops.h's table is faked here, as test_pool.c fakes
- * the pool's.
+/* Unit tests of the fences (src/core/fence.c, fence_streams.c) against a
+ * fake device: what a fence covers (context-wide, stream by stream, other
+ * devices, destroyed streams), when it is complete, and what it does in a
+ * broken context, during a capture, on a refused or failed query, and
+ * after a device reset.  No CUDA: fence_ops.h's table is faked here, as
+ * test_pool.c fakes the pool's.
  *
  * The fake: every device numbers the work submitted to it (submitted) and
  * completes it in order (completed).  A stream remembers the number of its

@@ -1,0 +1,92 @@
+/* cache_cuda.c - the CUDA back-end of the cache's pool (cache_cuda.h). */
+#include "config.h"
+#include "api/cache_cuda.h"
+#include "core/cache.h"
+#include "core/fence.h"
+#include "diag/diag.h"
+#include "real/real.h"
+#include "util/stats.h"
+
+__thread struct pc_alloc_call *pc_tls_alloc;
+
+/* A failed runtime attempt replaces the program's pending last error with
+ * 2, and the runtime has no call that puts it back; a plain run, with no
+ * idle blocks held, would have succeeded and left it pending (issue 15,
+ * D5).  So while an error is pending the first attempt goes through the
+ * driver (cuMemHostAlloc: the same flag bits, no last error), which needs a
+ * current context; only the retry after trimming, whose failure the plain
+ * run would share, goes through the runtime.  Without a context (an error
+ * from before the runtime made one current, as cudaSetDevice(99) leaves) or
+ * a loaded driver, the idle blocks are released before the one runtime
+ * attempt instead: slower, but once per thread at most in practice, since
+ * that attempt makes a context current.  Trimming whenever an error is
+ * pending would cost every miss of a program that never clears its last
+ * error the whole cache. */
+static void pc_alloc_first_attempt(struct pc_alloc_call *c)
+{
+    CUcontext cur = NULL;
+
+    if (!c->fl->runtime || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess)
+        return;
+    c->pending = 1;
+    if (PC_REAL(cuMemHostAlloc) && PC_CALL_DRV(cuCtxGetCurrent, &cur) == CUDA_SUCCESS && cur)
+        c->quiet = 1;
+    else
+        pc_pool_trim(&pc_cache, 0);
+}
+
+static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
+{
+    struct pc_alloc_call *c = pc_tls_alloc;
+    const struct pc_flavour *fl = c ? c->fl : &pc_flavour_rt;
+    int quiet = 0, err;
+    uint64_t t0;
+
+    if (c && c->attempts++ == 0) {
+        pc_alloc_first_attempt(c);
+        quiet = c->quiet;
+    }
+    t0 = pc_now_ns();
+    err = (quiet ? &pc_flavour_drv : fl)->alloc(out, size, pc_key_flags(key), 0);
+    PC_STAT_INC(real_alloc_calls);
+    PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
+    pc_call_note(PC_NOTE_MISS | PC_NOTE_REAL);
+    if (c)
+        c->failed_quiet = err != 0 && quiet;
+    if (err != 0) {
+        PC_STAT_INC(real_alloc_fail);
+        if (c && fl->runtime && !quiet && !c->pending)
+            c->failed_loud = 1;
+        return err;
+    }
+    PC_STAT_ADD(real_alloc_bytes, size);
+    return 0;
+}
+
+static void pc_ops_release(void *ctx, void *ptr, size_t size)
+{
+    uint64_t t0 = pc_now_ns();
+    /* Runtime and driver blocks are the same driver allocations; with no
+     * runtime in the process (static cudart) the driver frees them. */
+    if (PC_REAL(cudaFreeHost))
+        PC_CALL_REAL(cudaFreeHost, ptr);
+    else
+        PC_CALL_DRV(cuMemFreeHost, ptr);
+    PC_STAT_INC(real_free_calls);
+    PC_STAT_ADD(real_free_ns, pc_now_ns() - t0);
+}
+
+static int pc_ops_fence_known(void *ctx, uint64_t seq) { return pc_fence_known(seq); }
+static int pc_ops_fence_poll(void *ctx, uint64_t seq) { return pc_fence_poll(seq); }
+static int pc_ops_device_idle(void *ctx) { return pc_fence_idle(); }
+static int pc_ops_fence_wait(void *ctx, uint64_t seq, uint64_t ns) { return pc_fence_wait(seq, ns); }
+
+const struct pc_pool_ops pc_cache_cuda_ops = {
+    .alloc = pc_ops_alloc,
+    .release = pc_ops_release,
+    .fence_known = pc_ops_fence_known,
+    .fence_poll = pc_ops_fence_poll,
+    .device_idle = pc_ops_device_idle,
+    .fence_wait = pc_ops_fence_wait,
+    .oom_error = cudaErrorMemoryAllocation,
+};

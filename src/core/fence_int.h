@@ -1,0 +1,105 @@
+/* fence_int.h - the fences' shared state, private to the fence module:
+ * fence.c (the algorithm: events, records, polls, waits, coverage) and
+ * fence_streams.c (what it must know of streams, devices and captures,
+ * and forgetting them).  Nothing else includes it. */
+#ifndef PC_FENCE_INT_H
+#define PC_FENCE_INT_H
+#include <pthread.h>
+#include <stdint.h>
+#include <uthash.h>
+#include "core/fence_ops.h"
+
+#define PC_MAX_DEV 64
+
+struct pc_ev {                 /* a pooled event; refs = fences (or zombie list) holding it */
+    void *ev;
+    int dev;
+    int refs;
+    struct pc_ev *next;        /* free list / zombie list */
+};
+
+struct pc_fence {
+    uint64_t seq;
+    int n, cap;
+    struct pc_ev **ev;
+    struct pc_fence *next;
+};
+
+struct pc_stream {
+    void *s;
+    int dev;
+    int nonblocking;
+    UT_hash_handle hh;
+};
+
+/* F.lock protects every field but done_upto and devmask, which are atomics.
+ * CUDA event calls are made under F.lock (never under the pool's lock). */
+struct pc_fence_state {
+    pthread_mutex_t lock;
+    const struct pc_fence_ops *ops;
+    uint64_t next_seq;
+    uint64_t done_upto;        /* atomic: highest fence known complete */
+    uint64_t devmask;          /* atomic: devices the program made current */
+    struct pc_fence *head, *tail, *spare;
+    struct pc_ev *evpool[PC_MAX_DEV];
+    struct pc_ev *zombies;
+    struct pc_stream *streams;
+    int capture;               /* stream captures under way */
+    struct pc_fence_state *abandoned_next;
+};
+extern struct pc_fence_state pc_fence_st;   /* fence.c */
+/* Short names, inside the fence module only. */
+#define F pc_fence_st
+#define O (pc_fence_st.ops)
+
+/* Devices (bit d) with a non-blocking stream pincache did not see created,
+ * and the same for a device it cannot name (pc_fence_blind_any; also while
+ * a cudart of a major pincache has no wrappers for is loaded).  Atomics;
+ * cleared only by that device's reset, which destroys the stream.  Kept
+ * apart from F: a fork child keeps them.  Set by fence_streams.c, read by
+ * fence.c's coverage (defined there). */
+extern uint64_t pc_fence_blind_mask;
+extern int pc_fence_blind_any;
+
+/* A pooled event of device dev (created with dev current), or NULL; and
+ * its release.  F.lock held. */
+struct pc_ev *pc_ev_get(int dev);
+void pc_ev_put(struct pc_ev *e);
+
+/* Device dev is among the used ones, which every fence covers. */
+static inline void pc_devmask_add(int dev)
+{
+    if (dev >= 0 && dev < PC_MAX_DEV)
+        __atomic_fetch_or(&F.devmask, 1ull << dev, __ATOMIC_RELAXED);
+}
+
+/* Visit the devices of mask, lowest first, each made current in turn (a
+ * device's events belong to it and are recorded with it current), then
+ * make cur, the caller's device and the current one on entry, current
+ * again.  fn answers 0 to go on, anything else to stop, and that answer is
+ * returned; a failed switch answers -1 (to a device: the visit stops
+ * there; back to cur: unless fn had stopped it).  The one "switch to each
+ * device, do something, switch back" of the fences: a fence's coverage, the
+ * busy question, and a destroyed stream's last event.  F.lock held. */
+static inline int pc_fence_visit(int cur, uint64_t mask, int (*fn)(int dev, void *arg), void *arg)
+{
+    int now = cur, rc = 0;
+
+    for (uint64_t left = mask; left; left &= left - 1) {
+        int d = __builtin_ctzll(left);
+        if (d != now) {
+            if (O->set_device(d) != 0) {
+                rc = -1;
+                break;
+            }
+            now = d;
+        }
+        if ((rc = fn(d, arg)) != 0)
+            break;
+    }
+    if (now != cur && O->set_device(cur) != 0 && rc == 0)
+        rc = -1;
+    return rc;
+}
+
+#endif
