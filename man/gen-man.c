@@ -8,13 +8,16 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include "util/choices.h"
+#include "util/log.h"   /* PINCACHE_LOG's choices */
 
 struct opt {
     const char *env, *type, *def, *valid, *help;
 };
 
 static const struct opt opts[] = {
-#define OPT(field, env, type, def, valid, help) { "PINCACHE_" #env, #type, def, valid, help },
+#define OPT(field, env, type, def, valid, help) \
+    { "PINCACHE_" #env, #type, def, PC_OPT_VALID(type, valid), help },
 #include "options.def"
 #undef OPT
 };

@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT HUP INT TERM
 : >"$tmp/copies"
 schema=
 if grep -q '@ENVIRONMENT@\|@REPORT_FIELDS@\|@API_FIELDS@\|@COPY_FIELDS@\|@SCHEMA_VERSION@' "$in"; then
-    ${CC_FOR_BUILD:-${CC:-cc}} -I"$srcdir/src/util" -o "$tmp/gen-man" "$srcdir/man/gen-man.c"
+    ${CC_FOR_BUILD:-${CC:-cc}} -I"$srcdir/src" -I"$srcdir/src/util" -o "$tmp/gen-man" "$srcdir/man/gen-man.c"
     "$tmp/gen-man" env >"$tmp/env"
     "$tmp/gen-man" stats >"$tmp/stats"
     "$tmp/gen-man" apis >"$tmp/apis"

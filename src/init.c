@@ -1,6 +1,7 @@
 /* init.c - start-up, fork and exit. */
 #include "config.h"
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include "init.h"
 #include "util/state.h"
@@ -8,13 +9,14 @@
 #include "api/register.h"
 #include "util/log.h"
 #include "util/options.h"
-#include "report/report.h"
+#include "report/output.h"
 #include "util/stats.h"
 #include "stage/stage.h"
 #include "real/real.h"
 #include "real/rtdrv.h"
 #include "core/cache.h"
 #include "core/fence.h"
+#include "diag/cupti.h"
 #include "diag/diag.h"
 #include "diag/trace.h"
 
@@ -36,11 +38,22 @@ static void pc_atfork_child(void)
     pc_stage_after_fork_child();
     pc_diag_after_fork_child();
     __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
+    pc_cupti_after_fork_child();
+}
+
+/* CUPTI's exit flush must run before the exit handlers CUPTI and the runtime
+ * registered when they initialised (atexit runs the last registered first),
+ * so it is registered once CUPTI is on, not at start-up; pc_dtor, which
+ * writes the report and the timeline, runs after every atexit handler. */
+static void pc_cupti_started(void)
+{
+    atexit(pc_cupti_at_exit);
 }
 
 static void pc_init_once(void)
 {
     pc_real_set_standin(pc_rtdrv_standin);
+    pc_cupti_set_on_start(pc_cupti_started);
     pc_options_init();
     pc_state.mode = pc_opt.mode;
     pc_state.start_ns = pc_now_ns();
@@ -65,7 +78,6 @@ __attribute__((constructor)) static void pc_ctor(void)
 __attribute__((destructor)) static void pc_dtor(void)
 {
     struct pc_report_info info;
-    static const char *const mode_names[] = { "cache", "observe", "off" };
 
     if (!__atomic_load_n(&pc_state.inited, __ATOMIC_ACQUIRE) || pc_state.mode == PC_MODE_OFF)
         return;
@@ -75,7 +87,7 @@ __attribute__((destructor)) static void pc_dtor(void)
         return;
     pc_tls_depth = 1;        /* nothing below may re-enter a wrapper */
     info = (struct pc_report_info){
-        .mode = mode_names[pc_state.mode],
+        .mode = pc_state.mode,
         .pid = (int)getpid(),
         .max_cached = pc_opt.max_cached,
         .cuda_used = __atomic_load_n(&pc_state.cuda_used, __ATOMIC_RELAXED),

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include "util/hist.h"
 #include "report/report.h"
+#include "util/options.h"
+#include "util/parse.h"
 #include "util/stats.h"
 
 struct pc_loaded {
@@ -123,7 +125,8 @@ static int pc_load(const char *path, struct pc_loaded *l)
     pc_json_str(root, "mode", l->mode, sizeof l->mode);
     pc_json_str(root, "rank", l->rank, sizeof l->rank);
     pc_json_str(root, "host", l->host, sizeof l->host);
-    l->info.mode = l->mode;
+    if (pc_parse_enum(l->mode, PC_CHOICES_TEXT(PC_MODE_CHOICES), &l->info.mode) != 0)
+        l->info.mode = PC_REPORT_MODE_UNKNOWN;
     l->info.pid = (int)pc_json_u64(root, "pid");
     l->info.max_cached = (size_t)pc_json_u64(root, "max_cached");
     l->info.cuda_used = json_is_true(json_object_get(root, "cuda_used"));
@@ -239,17 +242,17 @@ static int pc_cmd_merge(int argc, char **argv, int format)
     if (!l)
         return 1;
     memset(&sum, 0, sizeof sum);
-    info = (struct pc_report_info){ .mode = NULL, .cuda_used = 1 };
+    info = (struct pc_report_info){ .cuda_used = 1 };
     for (i = 0; i < argc; i++) {
         if (pc_load(argv[i], &l[i]) != 0) {
             bad = 1;
             continue;
         }
         pc_add(&sum, &l[i].st);
-        if (!info.mode)
-            info.mode = l[i].mode;
-        else if (strcmp(info.mode, l[i].mode) != 0)
-            info.mode = "mixed";
+        if (i == 0)
+            info.mode = l[i].info.mode;
+        else if (info.mode != l[i].info.mode)
+            info.mode = PC_REPORT_MODE_MIXED;
         if (l[i].info.end_ns > info.end_ns)
             info.end_ns = l[i].info.end_ns;
         info.max_cached += l[i].info.max_cached;

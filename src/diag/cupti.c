@@ -1,19 +1,18 @@
-/* cupti.c - CUPTI activity collection and its hand-over (see cupti.h).
+/* cupti.c - CUPTI activity collection and its hand-over (see cupti.h);
+ * finding libcupti: cupti_load.c.
  *
  * Facts this rests on (DESIGN.md, CUPTI 13): a process has one CUPTI
  * subscriber, and Nsight Systems, Nsight Compute, compute-sanitizer and
  * torch.profiler (Kineto) all want it; the Activity API needs none.
  * CONCURRENT_KERNEL is used, never KERNEL, which serializes kernels. */
 #include "config.h"
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include "util/state.h"
 #include "diag/cupti.h"
+#include "diag/cupti_load.h"
 #include "diag/call.h"
 #include "util/log.h"
 #include "util/options.h"
@@ -62,20 +61,6 @@ _Static_assert(offsetof(CUpti_ActivityMemset4, bytes) == PC_CUPTI_COPY_BYTES &&
 #define PC_CUPTI_NBUF 8
 #define PC_CUPTI_BUFSZ (512u << 10)
 
-typedef void (*pc_buf_request_fn)(uint8_t **buf, size_t *size, size_t *max_records);
-typedef void (*pc_buf_complete_fn)(void *ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid);
-
-/* The real CUPTI functions pincache calls itself. */
-struct pc_cupti_fns {
-    int (*register_callbacks)(pc_buf_request_fn, pc_buf_complete_fn);
-    int (*enable)(int kind);
-    int (*disable)(int kind);
-    int (*flush_all)(uint32_t flag);
-    int (*next_record)(uint8_t *buf, size_t valid, void **record);
-    int (*dropped)(void *ctx, uint32_t stream, size_t *dropped);
-    int (*timestamp)(uint64_t *ts);
-};
-
 static const int pc_cupti_kinds[] = {
     PC_CUPTI_KIND_CONCURRENT_KERNEL, PC_CUPTI_KIND_MEMCPY, PC_CUPTI_KIND_MEMSET,
 };
@@ -91,6 +76,7 @@ static struct {
     void *handle;              /* the libcupti in use */
     void *callers;             /* the one a caller loaded, before we loaded any (atomic) */
     struct pc_cupti_fns fn;
+    void (*on_start)(void);    /* from init.c, before any call; called once CUPTI is on */
     int enabled[PC_CUPTI_NKINDS];
     int64_t offset;            /* pc_now_ns() minus CUPTI's clock, atomic */
     uint8_t *bufs;             /* PC_CUPTI_NBUF buffers, mmap'd once */
@@ -111,114 +97,11 @@ static void pc_cupti_set_state(int s)
     __atomic_store_n(&C.state, s, __ATOMIC_RELEASE);
 }
 
-/* --- finding libcupti ------------------------------------------------------ */
-
-static void *pc_cupti_try_open(const char *path)
-{
-    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-
-    if (h)
-        pc_debug("CUPTI: loaded %s", path);
-    return h;
-}
-
-/* The libcupti the process loaded (any libcupti.so*): share that copy. */
-static void *pc_cupti_open_loaded(void)
-{
-    char path[512];
-
-    if (!pc_loaded_path("libcupti.so", path, sizeof path))
-        return NULL;
-    return dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-}
-
-/* dir/libcupti.so.13, dir/libcupti.so */
-static void *pc_cupti_open_in(const char *dir)
-{
-    static const char *const names[] = { "libcupti.so.13", "libcupti.so" };
-    char path[768];
-    void *h;
-    size_t i;
-
-    for (i = 0; i < 2; i++) {
-        if ((size_t)pc_fmt(path, sizeof path, "%s/%s", dir, names[i]) >= sizeof path)
-            return NULL;
-        if ((h = pc_cupti_try_open(path)) != NULL)
-            return h;
-    }
-    return NULL;
-}
-
-/* Load a libcupti: the one PINCACHE_CUPTI_LIB names, else the CUDA install
- * next to the loaded libcudart (its own folder, as in pip's nvidia/cu13/lib;
- * the toolkit's extras/CUPTI/lib64 seen from lib64/ or from
- * targets/<arch>/lib/; pip's nvidia/cuda_cupti/lib beside
- * nvidia/cuda_runtime/lib), else the default search path. */
-static void *pc_cupti_open_new(void)
-{
-    static const char *const beside[] = { ".", "../extras/CUPTI/lib64", "../../../extras/CUPTI/lib64",
-                                          "../../cuda_cupti/lib" };
-    const char *opt = pc_opt.cupti_lib;
-    char rt[512], dir[768];
-    struct stat st;
-    char *slash;
-    void *h;
-    size_t i;
-
-    if (opt && *opt) {
-        if (stat(opt, &st) == 0 && S_ISDIR(st.st_mode))
-            return pc_cupti_open_in(opt);
-        return pc_cupti_try_open(opt);
-    }
-    if (pc_loaded_path("libcudart.so", rt, sizeof rt) && (slash = strrchr(rt, '/')) != NULL) {
-        *slash = '\0';
-        for (i = 0; i < sizeof beside / sizeof beside[0]; i++) {
-            if ((size_t)pc_fmt(dir, sizeof dir, "%s/%s", rt, beside[i]) >= sizeof dir)
-                continue;
-            if ((h = pc_cupti_open_in(dir)) != NULL)
-                return h;
-        }
-    }
-    if ((h = pc_cupti_try_open("libcupti.so.13")) != NULL)
-        return h;
-    return pc_cupti_try_open("libcupti.so");
-}
-
 /* A function of the libcupti in use (or, for the wrappers before we loaded
- * one, of the one the caller loaded).  Never one of our own wrappers. */
+ * one, of the one the caller loaded). */
 static void *pc_cupti_sym(const char *name)
 {
-    void *h = __atomic_load_n(&C.handle, __ATOMIC_ACQUIRE), *f = NULL;
-
-    if (h)
-        f = dlsym(h, name);
-    if (!f || pc_is_self(f)) {
-        f = dlsym(RTLD_NEXT, name);
-        if (f && pc_is_self(f))
-            f = NULL;
-    }
-    if (!f && !h) {
-        /* The caller's own libcupti; its handle is kept (one reference). */
-        h = __atomic_load_n(&C.callers, __ATOMIC_ACQUIRE);
-        if (!h && (h = pc_cupti_open_loaded()) != NULL)
-            __atomic_store_n(&C.callers, h, __ATOMIC_RELEASE);
-        if (h && (f = dlsym(h, name)) != NULL && pc_is_self(f))
-            f = NULL;
-    }
-    return f;
-}
-
-#define PC_RESOLVE(field, name) (*(void **)&C.fn.field = dlsym(C.handle, name)) != NULL && \
-                                !pc_is_self(*(void **)&C.fn.field)
-
-static int pc_cupti_resolve_all(void)
-{
-    return PC_RESOLVE(register_callbacks, "cuptiActivityRegisterCallbacks") &&
-           PC_RESOLVE(enable, "cuptiActivityEnable") && PC_RESOLVE(disable, "cuptiActivityDisable") &&
-           PC_RESOLVE(flush_all, "cuptiActivityFlushAll") &&
-           PC_RESOLVE(next_record, "cuptiActivityGetNextRecord") &&
-           PC_RESOLVE(dropped, "cuptiActivityGetNumDroppedRecords") &&
-           PC_RESOLVE(timestamp, "cuptiGetTimestamp");
+    return pc_cupti_lookup(__atomic_load_n(&C.handle, __ATOMIC_ACQUIRE), &C.callers, name);
 }
 
 /* --- buffers and records ---------------------------------------------------- */
@@ -374,9 +257,14 @@ static void pc_cupti_stop(void)
     pc_tl_finish();
 }
 
+void pc_cupti_set_on_start(void (*fn)(void))
+{
+    C.on_start = fn;
+}
+
 /* Runs at exit() before the destructors, and before the exit handlers CUPTI
  * and the runtime registered earlier: CUPTI is still alive. */
-static void pc_cupti_atexit(void)
+void pc_cupti_at_exit(void)
 {
     if (pc_state.forked_child)
         return;
@@ -388,35 +276,11 @@ static void pc_cupti_atexit(void)
     pthread_mutex_unlock(&C.lock);
 }
 
-static void pc_cupti_atfork_child(void)
+void pc_cupti_after_fork_child(void)
 {
     /* The parent's CUPTI session is not the child's: nothing more here. */
     pthread_mutex_init(&C.lock, NULL);
     pc_tl_reset();
-}
-
-/* A loaded object that shows a tool using CUPTI: Nsight Systems' and Nsight
- * Compute's injection libraries, compute-sanitizer's; and XLA (JAX) and
- * TensorFlow, whose profilers look CUPTI's functions up in their own handle,
- * past the wrappers that would hand CUPTI over. */
-static const char *pc_cupti_tool_loaded(void)
-{
-    static const char *const names[] = { "libToolsInjection", "libInterceptorInjection",
-                                         "libsanitizer-collection", "libsanitizer-public",
-                                         "libcuda-injection", "xla_extension", "libtensorflow" };
-    size_t i;
-
-    for (i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (pc_loaded_path(names[i], NULL, 0))
-            return names[i];
-    return NULL;
-}
-
-static int pc_trace_wanted(void)
-{
-    const char *t = pc_opt.trace;
-
-    return t && *t && !((t[0] | 32) == 'o' && (t[1] | 32) == 'f' && (t[2] | 32) == 'f' && !t[3]);
 }
 
 /* Counted and said once; returns state. */
@@ -457,12 +321,10 @@ static int pc_cupti_start(void)
         if ((tool = pc_cupti_tool_loaded()) != NULL)
             return pc_cupti_give_up(PC_CUPTI_DECLINED, "another CUDA tool is present: ", tool);
     }
-    C.handle = pc_cupti_open_loaded();
-    if (!C.handle)
-        C.handle = pc_cupti_open_new();
+    C.handle = pc_cupti_open();
     if (!C.handle)
         return pc_cupti_give_up(PC_CUPTI_UNAVAILABLE, "libcupti not found", NULL);
-    if (!pc_cupti_resolve_all())
+    if (!pc_cupti_resolve(C.handle, &C.fn))
         return pc_cupti_give_up(PC_CUPTI_UNAVAILABLE, "libcupti lacks the Activity API", NULL);
     m = mmap(NULL, (size_t)PC_CUPTI_NBUF * PC_CUPTI_BUFSZ, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -470,7 +332,7 @@ static int pc_cupti_start(void)
         return pc_cupti_give_up(PC_CUPTI_UNAVAILABLE, "no memory for its buffers", NULL);
     C.bufs = m;
     __atomic_store_n(&C.free_bufs, (1u << PC_CUPTI_NBUF) - 1, __ATOMIC_RELEASE);
-    if (pc_trace_wanted())
+    if (pc_opt.trace)              /* PINCACHE_TRACE is not off */
         pc_tl_trace_init((unsigned long)pc_opt.trace_events);
 
     pc_cupti_inside = 1;
@@ -487,9 +349,10 @@ static int pc_cupti_start(void)
         pc_fmt(err, sizeof err, "%d", r);
         return pc_cupti_give_up(PC_CUPTI_UNAVAILABLE, "activity collection refused, error ", err);
     }
-    /* After CUPTI initialised, so that this runs before its exit handlers. */
-    atexit(pc_cupti_atexit);
-    pthread_atfork(NULL, NULL, pc_cupti_atfork_child);
+    /* After CUPTI initialised: the life cycle (init.c) registers the exit
+     * flush now, so that it runs before CUPTI's exit handlers. */
+    if (C.on_start)
+        C.on_start();
     PC_STAT_INC(cupti_enabled);
     pc_info("CUPTI activity collection on (kernels, copies, memsets)");
     return PC_CUPTI_ACTIVE;

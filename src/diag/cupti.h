@@ -11,10 +11,11 @@
  * CUPTI entry points src/intercept/cupti.c exports, pincache hands CUPTI
  * over: it flushes its buffers, disables its activity kinds, resolves what it
  * measured, and forwards the call to the real function.  Sync attribution
- * then comes from the fences alone.  At exit an atexit handler (registered
- * once CUPTI is enabled, so that it runs before CUPTI's and the runtime's
- * teardown) flushes; the report, written later by a destructor, only reads
- * counters.  Nothing here runs in a fork() child. */
+ * then comes from the fences alone.  At exit pc_cupti_at_exit flushes: the
+ * life cycle (init.c) registers it with atexit once CUPTI is enabled, so
+ * that it runs before CUPTI's and the runtime's teardown; the report,
+ * written later by a destructor, only reads counters.  Nothing here runs in
+ * a fork() child. */
 #ifndef PC_CUPTI_H
 #define PC_CUPTI_H
 #include <stdint.h>
@@ -60,6 +61,15 @@ int pc_cupti_state(void);
 /* diag.c, when an accounted call ends: the first one starts CUPTI (if it
  * should start), and synchronizing calls are measured against the timeline. */
 void pc_cupti_call_end(int api, unsigned notes, uint64_t t0, uint64_t t1, int ok);
+
+/* The life cycle (init.c).  fn, set at start-up, is called (C's lock held)
+ * when CUPTI has just been enabled, after CUPTI initialised: init.c registers
+ * pc_cupti_at_exit then.  pc_cupti_at_exit delivers every buffer and stops
+ * collecting, if collecting; pc_cupti_after_fork_child forgets the parent's
+ * session in a fork child. */
+void pc_cupti_set_on_start(void (*fn)(void));
+void pc_cupti_at_exit(void);
+void pc_cupti_after_fork_child(void);
 
 /* The exported CUPTI wrappers: hand CUPTI over if pincache holds it (or make
  * sure it never takes it), then return the real function of that name from

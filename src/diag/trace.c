@@ -16,7 +16,7 @@
 #include "util/log.h"
 #include "util/options.h"
 #include "util/outfile.h"
-#include "report/report.h"
+#include "report/output.h"
 #include "util/stats.h"
 #include "diag/trace.h"
 
@@ -64,17 +64,12 @@ int pc_trace_init_n(unsigned long n)
     return 0;
 }
 
-static int pc_ieq_off(const char *s)
-{
-    return s && (s[0] | 32) == 'o' && (s[1] | 32) == 'f' && (s[2] | 32) == 'f' && !s[3];
-}
-
 int pc_trace_init(void)
 {
     int r;
 
-    if (!pc_opt.trace || !*pc_opt.trace || pc_ieq_off(pc_opt.trace))
-        return 0;
+    if (!pc_opt.trace)
+        return 0;                /* PINCACHE_TRACE=off (options decide "off") */
     r = pc_trace_init_n((unsigned long)pc_opt.trace_events);
     if (r)
         pc_warn("PINCACHE_TRACE: cannot allocate the event ring; no trace");

@@ -2,9 +2,15 @@
  * No allocation, a stack buffer, a recursion guard; never writes to stdout. */
 #ifndef PC_LOG_H
 #define PC_LOG_H
+#include "util/choices.h"
+#include "util/fmt.h"   /* pc_fmt: callers of the logger format their own lines too */
 
-/* Levels, in the order of PINCACHE_LOG's choices (options.def). */
-enum { PC_LOG_ERROR = 0, PC_LOG_WARN = 1, PC_LOG_INFO = 2, PC_LOG_DEBUG = 3 };
+/* Levels, lowest first: PC_LOG_ERROR = 0 .. PC_LOG_DEBUG = 3, and the choices
+ * of PINCACHE_LOG (options.def).  The logger owns them: options sets the
+ * level, the logger does not read options. */
+#define PC_LOG_LEVELS(C) C(LOG, ERROR, "error") C(LOG, WARN, "warn") C(LOG, INFO, "info") \
+                         C(LOG, DEBUG, "debug")
+enum { PC_LOG_LEVELS(PC_CHOICE_ENUM) };
 
 void pc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -15,14 +21,6 @@ void pc_log_once(int *flag, int level, const char *fmt, ...) __attribute__((form
 #define pc_warn(...)  pc_log(PC_LOG_WARN,  __VA_ARGS__)
 #define pc_info(...)  pc_log(PC_LOG_INFO,  __VA_ARGS__)
 #define pc_debug(...) pc_log(PC_LOG_DEBUG, __VA_ARGS__)
-
-/* Format into buf (size n) like snprintf, async-signal-safe subset:
- * %s %d %u %ld %lu %lld %llu %zu %x %lx %p %c %% and %.Nf for doubles.
- * Used by the logger and the report writer, which must not call malloc. */
-int pc_vfmt(char *buf, unsigned long n, const char *fmt, __builtin_va_list ap);
-int pc_fmt(char *buf, unsigned long n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The formatter also knows the ' flag (%'llu -> 1,234,567), width, '-', '0',
- * '+', ' ', '*' and %X/%i; %f precision is capped at 9 digits. */
 
 /* write(2) all of buf, retrying on EINTR and short writes.  0 or -errno. */
 int pc_write_all(int fd, const void *buf, unsigned long n);

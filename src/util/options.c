@@ -3,7 +3,8 @@
  * The only module that calls getenv.  Bad values never stop the program:
  * each one, unparsable or out of its declared range, logs a single warning
  * and the option keeps its default.  The modules use the values as they are
- * here: no range is checked again where an option is used. */
+ * here: no range is checked again where an option is used, and no "off"
+ * of a PATH option is decided again.  The value parsers: parse.c. */
 #include "config.h"
 #include <errno.h>
 #include <stddef.h>
@@ -13,10 +14,11 @@
 #include <unistd.h>
 #include "util/log.h"
 #include "util/options.h"
+#include "util/parse.h"
 
 struct pc_options pc_opt;
 
-enum pc_opt_type { PC_OPT_T_BOOL, PC_OPT_T_SIZE, PC_OPT_T_INT, PC_OPT_T_STR, PC_OPT_T_ENUM };
+enum pc_opt_type { PC_OPT_T_BOOL, PC_OPT_T_SIZE, PC_OPT_T_INT, PC_OPT_T_STR, PC_OPT_T_PATH, PC_OPT_T_ENUM };
 
 struct pc_opt_desc {
     const char *env;
@@ -29,7 +31,8 @@ struct pc_opt_desc {
 
 static const struct pc_opt_desc pc_opt_descs[] = {
 #define OPT(field, env, type, def, valid, help) \
-    { "PINCACHE_" #env, PC_OPT_T_##type, def, valid, help, offsetof(struct pc_options, field) },
+    { "PINCACHE_" #env, PC_OPT_T_##type, def, PC_OPT_VALID(type, valid), help,                    \
+      offsetof(struct pc_options, field) },
 #include "util/options.def"
 #undef OPT
 };
@@ -38,148 +41,21 @@ static const struct pc_opt_desc pc_opt_descs[] = {
 /* Whether each option came from the environment (for PINCACHE_VERBOSE). */
 static unsigned char pc_opt_from_env[PC_NOPTS];
 
+/* PATH options: the value as given, "off" included (PINCACHE_VERBOSE shows
+ * it as written).  Filled by init only. */
+static const char *pc_opt_path_text[PC_NOPTS];
+
+static const char *const pc_mode_names[] = { PC_MODE_CHOICES(PC_CHOICE_NAME) };
+
 /* STR values are copied here: the program may later change its environment,
  * and the report reads PINCACHE_REPORT at exit.  Filled by init only. */
 static char pc_opt_strings[8192];
 static size_t pc_opt_strings_used;
 
-static int pc_lower(int c)
+const char *pc_mode_name(int mode)
 {
-    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-}
-
-/* ASCII, locale-free (the program may have called setlocale). */
-static int pc_strieq(const char *a, const char *b)
-{
-    while (*a && pc_lower((unsigned char)*a) == pc_lower((unsigned char)*b)) {
-        a++;
-        b++;
-    }
-    return *a == '\0' && *b == '\0';
-}
-
-static int pc_strnieq(const char *a, const char *b, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        if (!a[i] || pc_lower((unsigned char)a[i]) != pc_lower((unsigned char)b[i]))
-            return 0;
-    return b[n] == '\0';
-}
-
-int pc_parse_bool(const char *s, int *out)
-{
-    static const char *const yes[] = { "1", "true", "yes", "on" };
-    static const char *const no[] = { "0", "false", "no", "off" };
-    size_t i;
-
-    if (!s)
-        return -EINVAL;
-    for (i = 0; i < 4; i++) {
-        if (pc_strieq(s, yes[i])) {
-            *out = 1;
-            return 0;
-        }
-        if (pc_strieq(s, no[i])) {
-            *out = 0;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-/* Digits, then an optional unit: B, K/KB/KiB, M.., G.., T.. (all 1024-based,
- * case-insensitive).  No sign, no fraction, no spaces. */
-int pc_parse_size(const char *s, size_t *out)
-{
-    static const char units[] = "bkmgt";
-    uint64_t v = 0;
-    unsigned shift = 0;
-    const char *u;
-
-    if (!s || *s < '0' || *s > '9')
-        return -EINVAL;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        uint64_t d = (uint64_t)(*s - '0');
-        if (v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
-            return -EINVAL;
-        v = v * 10 + d;
-    }
-    if (*s) {
-        u = strchr(units, pc_lower((unsigned char)*s));
-        if (!u || !*u)
-            return -EINVAL;
-        shift = 10u * (unsigned)(u - units);
-        s++;
-        if (shift && *s) {
-            /* "KB" or "KiB" after a K/M/G/T */
-            if (pc_lower((unsigned char)*s) == 'i')
-                s++;
-            if (pc_lower((unsigned char)*s) != 'b')
-                return -EINVAL;
-            s++;
-        }
-        if (*s)
-            return -EINVAL;
-    }
-    if (shift && v > (UINT64_MAX >> shift))
-        return -EINVAL;
-    v <<= shift;
-    if (v > SIZE_MAX)
-        return -EINVAL;
-    *out = (size_t)v;
-    return 0;
-}
-
-int pc_parse_enum(const char *s, const char *choices, int *out)
-{
-    int idx = 0;
-
-    if (!s || !choices || !*s)
-        return -EINVAL;
-    for (;;) {
-        const char *bar = strchr(choices, '|');
-        size_t n = bar ? (size_t)(bar - choices) : strlen(choices);
-        if (pc_strnieq(choices, s, n)) {
-            *out = idx;
-            return 0;
-        }
-        if (!bar)
-            return -EINVAL;
-        choices = bar + 1;
-        idx++;
-    }
-}
-
-/* Decimal long with an optional sign; rejects overflow and trailing junk. */
-static int pc_parse_int(const char *s, long *out)
-{
-    char *end;
-    long v;
-
-    if (!s || !*s)
-        return -EINVAL;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || end == s)
-        return -EINVAL;
-    *out = v;
-    return 0;
-}
-
-int pc_format_size(char *buf, unsigned long n, size_t v)
-{
-    static const char units[] = "KMGT";
-    int u = -1;
-
-    while (u < 3 && v && (v & 1023) == 0) {
-        v >>= 10;
-        u++;
-    }
-    if (u < 0)
-        return pc_fmt(buf, n, "%zu", v);
-    return pc_fmt(buf, n, "%zu%c", v, units[u]);
+    return mode >= 0 && (size_t)mode < sizeof pc_mode_names / sizeof pc_mode_names[0]
+               ? pc_mode_names[mode] : NULL;
 }
 
 static void *pc_opt_field(const struct pc_opt_desc *d)
@@ -270,14 +146,15 @@ static int pc_opt_set(const struct pc_opt_desc *d, const char *s)
         *(int *)f = i;
         return 0;
     case PC_OPT_T_STR:
+    case PC_OPT_T_PATH:
         /* Defaults are string literals; only environment values are copied. */
-        if (s == d->def) {
-            *(const char **)f = s;
-            return 0;
-        }
-        s = pc_opt_keep_string(s);
-        if (!s)
+        if (s != d->def && !(s = pc_opt_keep_string(s)))
             return -EINVAL;
+        if (d->type == PC_OPT_T_PATH) {
+            pc_opt_path_text[d - pc_opt_descs] = s;
+            if (pc_strieq(s, "off"))
+                s = NULL;         /* decided here, once, for every user of the path */
+        }
         *(const char **)f = s;
         return 0;
     }
@@ -404,7 +281,8 @@ void pc_options_init(void)
 
 static const char *const pc_type_word[] = {
     [PC_OPT_T_BOOL] = "boolean", [PC_OPT_T_SIZE] = "size (K/M/G/T)",
-    [PC_OPT_T_INT] = "integer", [PC_OPT_T_STR] = "string", [PC_OPT_T_ENUM] = "one of",
+    [PC_OPT_T_INT] = "integer", [PC_OPT_T_STR] = "string", [PC_OPT_T_PATH] = "string",
+    [PC_OPT_T_ENUM] = "one of",
 };
 
 void pc_options_print_help(int fd)
@@ -453,6 +331,9 @@ static void pc_opt_show(char *buf, size_t n, const struct pc_opt_desc *d)
         break;
     case PC_OPT_T_STR:
         pc_sanitize(buf, n, *(const char *const *)f ? *(const char *const *)f : "");
+        break;
+    case PC_OPT_T_PATH:
+        pc_sanitize(buf, n, pc_opt_path_text[d - pc_opt_descs] ? pc_opt_path_text[d - pc_opt_descs] : "");
         break;
     case PC_OPT_T_ENUM: {
         const char *c = d->valid;

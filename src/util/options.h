@@ -2,12 +2,14 @@
 #ifndef PC_OPTIONS_H
 #define PC_OPTIONS_H
 #include <stddef.h>
+#include "util/choices.h"
 #include "util/log.h"   /* PC_LOG_*, the values of PINCACHE_LOG */
 
 #define PC_OPT_CTYPE_BOOL int
 #define PC_OPT_CTYPE_SIZE size_t
 #define PC_OPT_CTYPE_INT  long
 #define PC_OPT_CTYPE_STR  const char *
+#define PC_OPT_CTYPE_PATH const char *   /* NULL: "off" */
 #define PC_OPT_CTYPE_ENUM int
 
 struct pc_options {
@@ -16,10 +18,14 @@ struct pc_options {
 #undef OPT
 };
 
-/* Enum values, in the order of their CHOICES strings. */
-enum { PC_MODE_CACHE = 0, PC_MODE_OBSERVE = 1, PC_MODE_OFF = 2 };
-enum { PC_CUPTI_AUTO = 0, PC_CUPTI_ON = 1, PC_CUPTI_OFF = 2 };
-enum { PC_FENCE_CONTEXT = 0, PC_FENCE_RUNTIME = 1, PC_FENCE_DRIVER = 2 };
+/* The ENUM options' values, from their lists in options.def (defined by
+ * the include above): PC_MODE_CACHE = 0, PC_MODE_OBSERVE, PC_MODE_OFF, ... */
+enum { PC_MODE_CHOICES(PC_CHOICE_ENUM) };
+enum { PC_CUPTI_CHOICES(PC_CHOICE_ENUM) };
+enum { PC_FENCE_CHOICES(PC_CHOICE_ENUM) };
+
+/* A PINCACHE_MODE value as a user writes it ("observe"); NULL if none is. */
+const char *pc_mode_name(int mode);
 
 /* The effective configuration.  Written once by pc_options_init() before any
  * other module runs, read-only afterwards (no lock needed). */
@@ -30,15 +36,6 @@ extern struct pc_options pc_opt;
  * set and the effective values when PINCACHE_VERBOSE is set (both to stderr).
  * getenv is called nowhere else in the library. */
 void pc_options_init(void);
-
-/* Parse helpers, exposed for the unit tests.  Return 0 or -EINVAL. */
-int pc_parse_bool(const char *s, int *out);
-int pc_parse_size(const char *s, size_t *out);
-int pc_parse_enum(const char *s, const char *choices, int *out);
-
-/* A size as PINCACHE_MAX_CACHED would take it, in the largest unit that is
- * exact ("4G", "1536M", "1000").  snprintf-like return. */
-int pc_format_size(char *buf, unsigned long n, size_t v);
 
 /* Write "PINCACHE_X  default  help" lines (the PINCACHE_HELP text) to fd. */
 void pc_options_print_help(int fd);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "util/log.h"
 #include "util/options.h"
+#include "util/parse.h"
 #include "tap.h"
 
 static const char *const all_env[] = {
@@ -111,6 +112,50 @@ static void test_enum(void)
        "log names match the PC_LOG_* values");
     ok(pc_parse_enum("debug", "error|warn|info|debug", &v) == 0 && v == PC_LOG_DEBUG,
        "debug is PC_LOG_DEBUG");
+}
+
+/* One list per ENUM option gives both its constants and its text. */
+static void test_choices(void)
+{
+    int v = -1;
+
+    is_str(PC_CHOICES_TEXT(PC_MODE_CHOICES), "cache|observe|off", "PINCACHE_MODE's text from its list");
+    is_str(PC_CHOICES_TEXT(PC_LOG_LEVELS), "error|warn|info|debug", "PINCACHE_LOG's text from log.h's list");
+    ok(PC_MODE_CACHE == 0 && PC_MODE_OBSERVE == 1 && PC_MODE_OFF == 2, "PC_MODE_* numbered in order");
+    ok(PC_LOG_ERROR == 0 && PC_LOG_WARN == 1 && PC_LOG_INFO == 2 && PC_LOG_DEBUG == 3,
+       "PC_LOG_* numbered in order");
+    ok(pc_parse_enum("driver", PC_CHOICES_TEXT(PC_FENCE_CHOICES), &v) == 0 && v == PC_FENCE_DRIVER,
+       "a choice parses to its constant (fence)");
+    ok(pc_parse_enum("Auto", PC_CHOICES_TEXT(PC_CUPTI_CHOICES), &v) == 0 && v == PC_CUPTI_AUTO,
+       "a choice parses to its constant (cupti)");
+    is_str(pc_mode_name(PC_MODE_OBSERVE), "observe", "the mode's name");
+    ok(pc_mode_name(3) == NULL && pc_mode_name(-1) == NULL, "no name outside the list");
+    ok(pc_strieq("OFF", "off") && pc_strieq("", "") && !pc_strieq("of", "off") &&
+       !pc_strieq("offf", "off") && !pc_strieq("\xc4", "\xe4"),
+       "pc_strieq: ASCII case only, whole strings");
+}
+
+/* PATH options: "off" in any case is NULL, decided once here. */
+static void test_paths(void)
+{
+    clear_env();
+    init_captured();
+    ok(pc_opt.trace == NULL, "PINCACHE_TRACE's default off is NULL");
+    is_str(pc_opt.report, "stderr", "PINCACHE_REPORT's default is not a path but not off either");
+    setenv("PINCACHE_TRACE", "OFF", 1);
+    setenv("PINCACHE_REPORT", "oFf", 1);
+    setenv("PINCACHE_VERBOSE", "1", 1);
+    init_captured();
+    ok(pc_opt.trace == NULL && pc_opt.report == NULL, "off in any case is NULL");
+    ok(strstr(out, "PINCACHE_TRACE=OFF\n") && strstr(out, "PINCACHE_REPORT=oFf\n"),
+       "PINCACHE_VERBOSE shows them as written");
+    setenv("PINCACHE_TRACE", "/tmp/t-%p.json", 1);
+    setenv("PINCACHE_REPORT", "offx", 1);
+    init_captured();
+    is_str(pc_opt.trace, "/tmp/t-%p.json", "a path is kept");
+    is_str(pc_opt.report, "offx", "a path that starts with off is a path");
+    clear_env();
+    init_captured();
 }
 
 static void test_format_size(void)
@@ -305,7 +350,7 @@ static const struct num_opt {
     size_t offset;
 } num_opts[] = {
 #define OPT(field, env, type, def, valid, help) \
-    { "PINCACHE_" #env, #type, def, valid, offsetof(struct pc_options, field) },
+    { "PINCACHE_" #env, #type, def, PC_OPT_VALID(type, valid), offsetof(struct pc_options, field) },
 #include "util/options.def"
 #undef OPT
 };
@@ -476,6 +521,8 @@ int main(void)
     test_bool();
     test_size();
     test_enum();
+    test_choices();
+    test_paths();
     test_format_size();
     test_defaults();
     test_env_values();

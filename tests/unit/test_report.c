@@ -17,6 +17,7 @@
 #include "util/emit.h"
 #include "util/log.h"
 #include "util/options.h"
+#include "report/output.h"
 #include "report/report.h"
 #include "util/stats.h"
 #include "tap.h"
@@ -249,7 +250,7 @@ static void fill_stats(struct pc_stats *s, int observe)
     fill_copy(s, PC_COPY_d2h_pinned, 830, 1750ull << 20, 40000000, 1750ull << 20, 40000000);
 }
 
-static struct pc_report_info make_info(const char *mode)
+static struct pc_report_info make_info(int mode)
 {
     struct pc_report_info in;
 
@@ -351,7 +352,7 @@ static void test_golden(void)
     char path[512];
 
     fill_stats(&st, 0);
-    in = make_info("cache");
+    in = make_info(PC_MODE_CACHE);
     tmp_path(path, sizeof path, "report-cache.txt");
     is_int(write_report(path, PC_REPORT_TEXT, 0, &in, &st, "3", "testhost"), 0, "cache text written");
     golden("report-cache.txt", path);
@@ -367,7 +368,7 @@ static void test_golden(void)
     check_text_shape(path, "detail text", 0);
 
     fill_stats(&st, 1);
-    in = make_info("observe");
+    in = make_info(PC_MODE_OBSERVE);
     tmp_path(path, sizeof path, "report-observe.txt");
     write_report(path, PC_REPORT_TEXT, 0, &in, &st, "0", "testhost");
     golden("report-observe.txt", path);
@@ -379,7 +380,7 @@ static void test_golden(void)
 
     /* Nothing happened at all, in a forked child, after a CUDA error. */
     memset(&st, 0, sizeof st);
-    in = make_info("cache");
+    in = make_info(PC_MODE_CACHE);
     in.forked_child = 1;
     in.broken = 1;
     tmp_path(path, sizeof path, "report-empty.txt");
@@ -395,7 +396,7 @@ static void test_recommendations(void)
 {
     static char buf[1 << 16];
     struct pc_stats st;
-    struct pc_report_info in = make_info("cache");
+    struct pc_report_info in = make_info(PC_MODE_CACHE);
     char path[512];
 
     tmp_path(path, sizeof path, "hints.txt");
@@ -442,7 +443,8 @@ static void test_recommendations(void)
     slurp(path, buf, sizeof buf);
     ok(strstr(buf, "fork(): 6 of 8 forks copied registered memory, 96.0 MiB in all") != NULL,
        "forks with registered memory: the summary counts them");
-    ok(strstr(buf, "6 forks copied 96.0 MiB of registered memory (about 45.1 ms") &&
+    ok(strstr(buf, "6 forks copied 96.0 MiB of registered memory (about 45.1 ms at an H200's 0.47 ms "
+                   "per MiB)") &&
        strstr(buf, "PINCACHE_REGISTER_DONTFORK=1") && strstr(buf, "persistent_workers=True"),
        "... and the recommendation prices them and names the ways out");
     ok(!strstr(buf, "cudaHostRegister (64 calls)"), "... instead of the cudaHostRegister-only hint");
@@ -493,7 +495,7 @@ static void test_recommendations(void)
 static void test_json_content(void)
 {
     struct pc_stats st;
-    struct pc_report_info in = make_info("cache");
+    struct pc_report_info in = make_info(PC_MODE_CACHE);
     char path[512], tpath[512];
     static char text[1 << 16];
     json_t *j, *stats, *sum;
@@ -572,7 +574,7 @@ static void test_json_content(void)
 static void test_hostile_strings(void)
 {
     struct pc_stats st;
-    struct pc_report_info in = make_info("ca\"che\\\n");
+    struct pc_report_info in = make_info(PC_MODE_CACHE);
     char path[512];
     const char *host = "h\"o\\s\tt\x01\xff\xc3(\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80\xc0\xaf";
 
@@ -601,6 +603,30 @@ static void test_hostile_strings(void)
         is_int(count_str(buf, "\n"), count_str(buf, "pincache[4242]: "),
                "text: control characters cannot break lines");
     }
+}
+
+/* pincache merge over reports of several modes, and a report read back
+ * whose mode is none of PINCACHE_MODE's. */
+static void test_other_modes(void)
+{
+    static char buf[1 << 16];
+    struct pc_stats st;
+    struct pc_report_info in = make_info(PC_REPORT_MODE_MIXED);
+    char path[512];
+
+    fill_stats(&st, 0);
+    tmp_path(path, sizeof path, "mixed.txt");
+    write_report(path, PC_REPORT_TEXT, 0, &in, &st, NULL, "h");
+    slurp(path, buf, sizeof buf);
+    ok(strstr(buf, "exit report (mixed mode, ") != NULL, "mixed: said in the heading");
+    in.mode = PC_REPORT_MODE_UNKNOWN;
+    write_report(path, PC_REPORT_TEXT, 0, &in, &st, NULL, "h");
+    slurp(path, buf, sizeof buf);
+    ok(strstr(buf, "exit report (unknown mode, ") != NULL, "no known mode: unknown");
+    tmp_path(path, sizeof path, "unknown.json");
+    write_report(path, PC_REPORT_JSON, 0, &in, &st, NULL, "h");
+    slurp(path, buf, sizeof buf);
+    ok(strstr(buf, "\"mode\": null,") != NULL, "no known mode: null in JSON");
 }
 
 static void test_emitter(void)
@@ -648,7 +674,7 @@ static void test_emitter(void)
     fd = open("/dev/full", O_WRONLY);
     if (fd >= 0) {
         struct pc_stats st;
-        struct pc_report_info in = make_info("cache");
+        struct pc_report_info in = make_info(PC_MODE_CACHE);
         fill_stats(&st, 0);
         is_int(pc_report_emit_fd(fd, PC_REPORT_JSON, 0, &in, &st, NULL, NULL), -ENOSPC,
                "a write error is returned");
@@ -696,7 +722,7 @@ static int count_files(const char *prefix)
 
 static void run_write(const char *report, const char *log, int cuda_used, char *err, size_t n)
 {
-    struct pc_report_info in = make_info("cache");
+    struct pc_report_info in = make_info(PC_MODE_CACHE);
 
     in.pid = (int)getpid();
     in.cuda_used = cuda_used;
@@ -797,6 +823,7 @@ int main(void)
     skip(1, "no jansson: JSON content checks");
 #endif
     test_hostile_strings();
+    test_other_modes();
     test_emitter();
     test_path();
     test_write();
