@@ -10,6 +10,7 @@
 #include "report/report.h"
 #include "util/stats.h"
 #include "stage/stage.h"
+#include "stage/stage_threads.h"
 #include "real/real.h"
 #include "real/rtdrv.h"
 #include "core/fence.h"
@@ -30,7 +31,9 @@ static void pc_atfork_child(void)
     pc_stats_reset();
     pc_hostmem_after_fork_child();
     pc_stage_after_fork_child();
+    pc_xfer_after_fork_child();
     pc_diag_after_fork_child();
+    pc_trace_after_fork_child();
     __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
 }
 
@@ -41,7 +44,7 @@ static void pc_init_once(void)
     pc_state.mode = pc_opt.mode;
     pc_state.start_ns = pc_now_ns();
     pc_hostmem_init();
-    pc_diag_init();
+    pc_trace_init();
     pthread_atfork(pc_hostmem_before_fork, NULL, pc_atfork_child);
     __atomic_store_n(&pc_state.inited, 1, __ATOMIC_RELEASE);
 }

@@ -1,9 +1,9 @@
 /* api.h - the policy of each interposed family, which the thin wrappers in
- * src/intercept/ call: host memory (hostmem.c) and copies (copy.c). */
+ * src/intercept/ call: host memory (hostmem.c); copies are copy.h's, the
+ * synchronizing calls sync.h's. */
 #ifndef PC_API_H
 #define PC_API_H
 #include "real/cudart_ext.h"
-#include "core/copyhow.h"
 
 /* --- core entry points (hostmem.c) --- */
 cudaError_t pc_host_alloc(void **p, size_t size, unsigned int flags);
@@ -45,14 +45,5 @@ cudaError_t pc_capture_began(cudaError_t r);
 cudaError_t pc_end_capture(cudaStream_t s, cudaGraph_t *g, int ptsz);
 CUresult pc_drv_capture_began(CUresult r);
 CUresult pc_drv_end_capture(CUstream s, CUgraph *g, int ptsz);
-
-/* --- copies (copy.c) --- */
-cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                      cudaStream_t stream, enum pc_copy_how how);
-/* The real runtime's copy for that call shape. */
-cudaError_t pc_copy_real(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                         cudaStream_t stream, enum pc_copy_how how);
-/* Other copy shapes (2D, 3D, peer, symbol): counted, then forwarded. */
-void pc_copy_seen(size_t bytes);
 
 #endif
