@@ -12,6 +12,7 @@
 #include "report/output.h"
 #include "util/stats.h"
 #include "stage/stage.h"
+#include "stage/stage_threads.h"
 #include "real/real.h"
 #include "real/rtdrv.h"
 #include "core/cache.h"
@@ -36,7 +37,9 @@ static void pc_atfork_child(void)
     pc_fence_forget_all();
     pc_register_after_fork_child();
     pc_stage_after_fork_child();
+    pc_xfer_after_fork_child();
     pc_diag_after_fork_child();
+    pc_trace_after_fork_child();
     __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
     pc_cupti_after_fork_child();
 }
@@ -58,7 +61,7 @@ static void pc_init_once(void)
     pc_state.mode = pc_opt.mode;
     pc_state.start_ns = pc_now_ns();
     pc_cache_init(&pc_cache_cuda_ops);
-    pc_diag_init();
+    pc_trace_init();
     pthread_atfork(pc_register_before_fork, NULL, pc_atfork_child);
     __atomic_store_n(&pc_state.inited, 1, __ATOMIC_RELEASE);
 }

@@ -1,5 +1,6 @@
 /* diag.c - per-call accounting, sync attribution, copy kinds and observe
- * mode's shadow cache (see diag.h).
+ * mode's shadow cache (see diag.h); the trace and the CUPTI timeline are
+ * their own modules.
  *
  * The hot path (a cache hit) costs two clock reads and a handful of relaxed
  * atomic adds into pc_stats: no lock, no CUDA call.  Probes that ask CUDA
@@ -16,7 +17,6 @@
 #include "real/real.h"
 #include "diag/trace.h"
 #include "diag/cupti.h"
-#include "core/cache.h"
 
 __thread struct pc_call pc_tls_call __attribute__((tls_model("initial-exec"))) = { .api = -1 };
 
@@ -220,16 +220,16 @@ void pc_call_end(int ok)
 /* Our queries must not disturb the program: none during a stream capture
  * (a query of a capturing stream invalidates the capture) and none while an
  * error is pending (ours could replace it). */
-static int pc_can_probe(void)
+static int pc_can_probe(int clean)
 {
     if (pc_tls_call.api < 0 || pc_state.forked_child || pc_fence_capturing() > 0)
         return 0;
-    return PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess;
+    return clean || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess;
 }
 
 void pc_diag_probe_device(void)
 {
-    if (!pc_can_probe())
+    if (!pc_can_probe(0))
         return;
     if (pc_fence_busy_now())
         pc_call_note(PC_NOTE_BUSY);
@@ -237,13 +237,14 @@ void pc_diag_probe_device(void)
         PC_CALL_REAL(cudaGetLastError);       /* ours: nothing was pending */
 }
 
-void pc_diag_probe_stream(cudaStream_t s)
+/* clean: the caller has seen no error pending, and left none. */
+static void pc_probe_stream(cudaStream_t s, int clean)
 {
     cudaError_t e;
 
     if (s == cudaStreamPerThread)
         pc_tls_ptstream = 1;     /* the program's own call is about to use it */
-    if (!pc_can_probe())
+    if (!pc_can_probe(clean))
         return;
     e = PC_CALL_REAL(cudaStreamQuery, s);
     if (e == cudaErrorNotReady)
@@ -252,118 +253,64 @@ void pc_diag_probe_stream(cudaStream_t s)
         PC_CALL_REAL(cudaGetLastError);
 }
 
+void pc_diag_probe_stream(cudaStream_t s)
+{
+    pc_probe_stream(s, 0);
+}
+
 /* --- copies --------------------------------------------------------------- */
 
-enum { PC_MK_OTHER, PC_MK_PAGEABLE, PC_MK_PINNED, PC_MK_DEVICE };
-
-static int pc_mem_kind(const void *p)
+/* c's sides were classified by the copy policy (api/copy.c), with no error
+ * pending: nothing is asked again here. */
+void pc_diag_copy(const struct pc_copy *c)
 {
-    struct cudaPointerAttributes a;
-
-    if (pc_cache_owns(p))
-        return PC_MK_PINNED;        /* no query for the cache's own blocks */
-    memset(&a, 0, sizeof a);
-    if (PC_CALL_REAL(cudaPointerGetAttributes, &a, p) != cudaSuccess) {
-        PC_CALL_REAL(cudaGetLastError);   /* older runtimes: unknown means pageable */
-        return PC_MK_PAGEABLE;
-    }
-    switch (a.type) {
-    case cudaMemoryTypeUnregistered: return PC_MK_PAGEABLE;
-    case cudaMemoryTypeHost:         return PC_MK_PINNED;
-    case cudaMemoryTypeDevice:       return PC_MK_DEVICE;
-    default:                         return PC_MK_OTHER;    /* managed */
-    }
-}
-
-static int pc_is_host(int k)
-{
-    return k == PC_MK_PAGEABLE || k == PC_MK_PINNED;
-}
-
-void pc_diag_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                  cudaStream_t stream, enum pc_copy_how how)
-{
-    struct pc_call *c = &pc_tls_call;
-    int sync = how == PC_COPY_SYNC || how == PC_COPY_SYNC_PTDS;
-    int h2d, mk, sk, dk;
+    int sync = c->how == PC_COPY_SYNC || c->how == PC_COPY_SYNC_PTDS;
+    enum pc_mem mk;
+    int h2d;
     cudaStream_t s;
 
-    if (c->api < 0 || !n || !dst || !src || pc_state.forked_child ||
-        PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess)
+    if (pc_tls_call.api < 0 || !c->clean)
         return;
-    switch (kind) {
+    switch (c->kind) {
     case cudaMemcpyHostToDevice:
         h2d = 1;
-        mk = pc_mem_kind(src);
+        mk = c->s.kind;
         break;
     case cudaMemcpyDeviceToHost:
         h2d = 0;
-        mk = pc_mem_kind(dst);
+        mk = c->d.kind;
         break;
-    case cudaMemcpyDefault:
-        sk = pc_mem_kind(src);
-        dk = pc_mem_kind(dst);
-        if (pc_is_host(sk) && dk == PC_MK_DEVICE) {
+    default:                 /* cudaMemcpyDefault */
+        if (pc_mem_is_host(c->s.kind) && c->d.kind == PC_MEM_DEVICE) {
             h2d = 1;
-            mk = sk;
-        } else if (sk == PC_MK_DEVICE && pc_is_host(dk)) {
+            mk = c->s.kind;
+        } else if (c->s.kind == PC_MEM_DEVICE && pc_mem_is_host(c->d.kind)) {
             h2d = 0;
-            mk = dk;
+            mk = c->d.kind;
         } else {
             return;
         }
         break;
-    default:
-        return;
     }
-    if (!pc_is_host(mk))
+    if (!pc_mem_is_host(mk))
         return;
     if (h2d)
-        c->copy = mk == PC_MK_PAGEABLE ? PC_COPY_h2d_pageable : PC_COPY_h2d_pinned;
+        pc_tls_call.copy = mk == PC_MEM_PAGEABLE ? PC_COPY_h2d_pageable : PC_COPY_h2d_pinned;
     else
-        c->copy = mk == PC_MK_PAGEABLE ? PC_COPY_d2h_pageable : PC_COPY_d2h_pinned;
+        pc_tls_call.copy = mk == PC_MEM_PAGEABLE ? PC_COPY_d2h_pageable : PC_COPY_d2h_pinned;
     /* These return only when the data is there (CUDA's API sync behaviour). */
-    if (sync || (!h2d && mk == PC_MK_PAGEABLE))
+    if (sync || (!h2d && mk == PC_MEM_PAGEABLE))
         pc_call_note(PC_NOTE_TIMED);
     /* Synchronous and pageable copies wait for the stream's earlier work. */
-    if (sync || mk == PC_MK_PAGEABLE) {
-        s = how == PC_COPY_SYNC ? cudaStreamLegacy
-          : how == PC_COPY_SYNC_PTDS ? cudaStreamPerThread
-          : how == PC_COPY_ASYNC_PTSZ && !stream ? cudaStreamPerThread : stream;
-        pc_diag_probe_stream(s);
+    if (sync || mk == PC_MEM_PAGEABLE) {
+        s = c->how == PC_COPY_SYNC ? cudaStreamLegacy
+          : c->how == PC_COPY_SYNC_PTDS ? cudaStreamPerThread
+          : c->how == PC_COPY_ASYNC_PTSZ && !c->stream ? cudaStreamPerThread : c->stream;
+        pc_probe_stream(s, 1);
     }
-}
-
-/* --- the synchronizing calls --------------------------------------------- */
-
-cudaError_t pc_stream_synchronize(cudaStream_t s, int ptsz)
-{
-    pc_mark_used();
-    pc_diag_probe_stream(ptsz && !s ? cudaStreamPerThread : s);
-    return ptsz ? PC_CALL_REAL(cudaStreamSynchronize_ptsz, s) : PC_CALL_REAL(cudaStreamSynchronize, s);
-}
-
-cudaError_t pc_device_synchronize(void)
-{
-    pc_mark_used();
-    pc_diag_probe_device();
-    return PC_CALL_REAL(cudaDeviceSynchronize);
-}
-
-cudaError_t pc_device_free(void *p)
-{
-    pc_mark_used();
-    if (p)                    /* cudaFree(NULL) returns at once */
-        pc_diag_probe_device();
-    return PC_CALL_REAL(cudaFree, p);
 }
 
 /* --- start-up and fork ------------------------------------------------------ */
-
-void pc_diag_init(void)
-{
-    pc_trace_init();
-}
 
 void pc_diag_after_fork_child(void)
 {
@@ -373,5 +320,4 @@ void pc_diag_after_fork_child(void)
     memset(D.idle, 0, sizeof D.idle);
     D.idle_bytes = 0;
     pc_tls_call.api = -1;
-    pc_trace_after_fork_child();
 }

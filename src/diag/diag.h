@@ -62,16 +62,17 @@ void pc_diag_probe_device(void);
  * one cudaStreamQuery. */
 void pc_diag_probe_stream(cudaStream_t s);
 
-/* --- copies (copy.c): kind of the host side, and the stream probe --- */
-void pc_diag_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                  cudaStream_t stream, enum pc_copy_how how);
+/* Is this thread's call accounted (a record open, mode not off)? */
+static inline int pc_call_accounted(void)
+{
+    return pc_tls_call.api >= 0;
+}
 
-/* --- the synchronizing calls (intercept/sync.c) --- */
-cudaError_t pc_stream_synchronize(cudaStream_t s, int ptsz);
-cudaError_t pc_device_synchronize(void);
-cudaError_t pc_device_free(void *p);
+/* --- copies (api/copy.c): the kind of the host side, from the sides the
+ * copy policy classified (c->clean), and the stream probe --- */
+void pc_diag_copy(const struct pc_copy *c);
 
-void pc_diag_init(void);
+/* In a forked child: the parent's shadow blocks are not the child's. */
 void pc_diag_after_fork_child(void);
 
 #endif

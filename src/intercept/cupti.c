@@ -5,7 +5,6 @@
  * handles pointers) so that no CUPTI header is needed. */
 #include "config.h"
 #include "intercept/guard.h"
-#include "api/api.h"
 #include "diag/cupti.h"
 
 typedef int pc_cupti_result;

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "intercept/guard.h"
-#include "api/api.h"
 #include "real/real.h"
 #include "intercept/intercept.h"
 

@@ -9,7 +9,6 @@
  * the same driver's. */
 #include "config.h"
 #include "intercept/guard.h"
-#include "api/api.h"
 #include "real/real.h"
 #include "intercept/intercept.h"
 

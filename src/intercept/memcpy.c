@@ -1,7 +1,7 @@
 /* The cudaMemcpy family, _ptds/_ptsz variants included: forwarded. */
 #include "config.h"
 #include "intercept/guard.h"
-#include "api/api.h"
+#include "api/copy.h"
 #include "real/real.h"
 #include "diag/diag.h"
 

@@ -12,7 +12,6 @@
 #include <limits.h>
 #include <string.h>
 #include "intercept/guard.h"
-#include "api/api.h"
 #include "real/real.h"
 #include "intercept/intercept.h"
 

@@ -1,8 +1,8 @@
 /* Calls that wait for the device or a stream: forwarded, and accounted with
- * whether they found GPU work to wait for (diag.c). */
+ * whether they found GPU work to wait for (api/sync.c). */
 #include "config.h"
 #include "intercept/guard.h"
-#include "api/api.h"
+#include "api/sync.h"
 #include "real/real.h"
 #include "diag/diag.h"
 

@@ -1,17 +1,40 @@
 /* stage.h - staging of pageable host<->device copies through a pinned ring. */
 #ifndef PC_STAGE_H
 #define PC_STAGE_H
+#include <stddef.h>
+#include <stdint.h>
 #include "real/cudart_ext.h"
 #include "core/copyhow.h"
 
-/* Try to stage a 1D copy.  Returns 1 when the copy was handled (its result,
- * success or the runtime's error, is in *result), 0 when the caller must
- * pass the call to the real runtime unchanged (not pageable, too small,
- * staging off, ring unavailable, stream capture, ...). */
-int pc_stage_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                  cudaStream_t stream, enum pc_copy_how how, cudaError_t *result);
+/* Would staging look at a copy of n bytes (on, and not too small)?  The
+ * copy policy classifies the host side only where someone will. */
+int pc_stage_considers(size_t n);
 
-/* In a forked child: forget the ring and threads without CUDA calls. */
+/* What pc_stage_copy did with a copy. */
+enum { PC_STAGE_NO, PC_STAGE_PASS, PC_STAGE_DONE };
+struct pc_staged {
+    int h2d;                 /* direction (PASS, DONE) */
+    cudaError_t err;         /* DONE: the result of the staged part */
+    size_t redo;             /* DONE: the runtime must copy [redo, n) (n: nothing) ... */
+    enum pc_copy_how how;    /* ... as this call */
+    cudaStream_t stream;
+    int elsewhere;           /* DONE: it stopped at a slot busy with another stream's DMA */
+    uint64_t t0;
+};
+
+/* Try to stage the 1D copy c (its sides classified at most once, c->clean:
+ * no error pending).  PC_STAGE_NO: the caller passes the call to the real
+ * runtime unchanged (not pageable, too small, staging off, ...).
+ * PC_STAGE_PASS: a pageable copy staging leaves to the runtime (ring
+ * unavailable, capture, another thread staging, ...): the caller makes it,
+ * timed, and reports it with pc_stage_passed.  PC_STAGE_DONE: staged; the
+ * caller copies the rest (st->redo) and reports with pc_stage_done. */
+int pc_stage_copy(struct pc_copy *c, struct pc_staged *st);
+void pc_stage_passed(const struct pc_staged *st, size_t n, uint64_t ns);
+void pc_stage_done(const struct pc_staged *st, size_t n);
+
+/* In a forked child: forget the rings and events without CUDA calls (the
+ * copy threads are stage_threads.h's). */
 void pc_stage_after_fork_child(void);
 
 /* Before the real cudaDeviceReset: the current device's ring (pinned chunks

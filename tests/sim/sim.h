@@ -69,6 +69,16 @@ cudaError_t simStreamCreateUnseen(cudaStream_t *stream, unsigned int flags);
 /* 1 when no operation is queued or running on any stream of any device. */
 int simDeviceIdle(void);
 
+/* With SIM_CALLS=1: the CUDA calls (runtime, and the driver entry points
+ * it hands out) that reached the sim from outside it since start-up, one
+ * entry per entry point called.  Fills up to max entries; returns how many
+ * there are (0 without SIM_CALLS). */
+struct sim_call {
+	const char *name;
+	unsigned long long calls;
+};
+int simCalls(struct sim_call *out, int max);
+
 /* The per-thread-default-stream variants.  cuda_runtime_api.h declares them
  * only when CUDA_API_PER_THREAD_DEFAULT_STREAM is defined (and then renames
  * the plain calls); these prototypes have the same parameter lists. */

@@ -455,18 +455,27 @@ static CUresult sim_drv_mem_get_address_range(CUdeviceptr *pbase, size_t *psize,
 	return rc;
 }
 
+static const struct { const char *name; unsigned since; void *fn; } sim_drv_tab[] = {
+	{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current },
+	{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },
+	{ "cuEventQuery", 2000, (void *)sim_drv_event_query },
+	{ "cuStreamQuery", 2000, (void *)sim_drv_stream_query },
+	{ "cuCtxGetStreamPriorityRange", 5050, (void *)sim_drv_ctx_get_stream_priority_range },
+	{ "cuMemGetAddressRange", 3020, (void *)sim_drv_mem_get_address_range },
+};
+
+const char *sim_drv_name(void *fn)
+{
+	for (size_t i = 0; i < sizeof sim_drv_tab / sizeof sim_drv_tab[0]; i++)
+		if (sim_drv_tab[i].fn == fn)
+			return sim_drv_tab[i].name;
+	return NULL;
+}
+
 SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
 						      unsigned long long flags,
 						      enum cudaDriverEntryPointQueryResult *driverStatus)
 {
-	static const struct { const char *name; unsigned since; void *fn; } tab[] = {
-		{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current },
-		{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },
-		{ "cuEventQuery", 2000, (void *)sim_drv_event_query },
-		{ "cuStreamQuery", 2000, (void *)sim_drv_stream_query },
-		{ "cuCtxGetStreamPriorityRange", 5050, (void *)sim_drv_ctx_get_stream_priority_range },
-		{ "cuMemGetAddressRange", 3020, (void *)sim_drv_mem_get_address_range },
-	};
 	enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
 	cudaError_t e = sim_enter_host();   /* a lookup: assumed to need no context */
 
@@ -476,13 +485,13 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **
 	    (flags & ~(unsigned long long)(cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream)))
 		return sim_ret(cudaErrorInvalidValue);
 	*funcPtr = NULL;
-	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
-		if (strcmp(tab[i].name, symbol) != 0)
+	for (size_t i = 0; i < sizeof sim_drv_tab / sizeof sim_drv_tab[0]; i++) {
+		if (strcmp(sim_drv_tab[i].name, symbol) != 0)
 			continue;
-		if (cudaVersion < tab[i].since) {
+		if (cudaVersion < sim_drv_tab[i].since) {
 			st = cudaDriverEntryPointVersionNotSufficent;
 		} else {
-			*funcPtr = tab[i].fn;
+			*funcPtr = sim_drv_tab[i].fn;
 			st = cudaDriverEntryPointSuccess;
 		}
 	}

@@ -50,6 +50,8 @@ extern struct sim_counters sim_ctr;   /* under sim_mu */
  * then the current device's sticky error (a kernel fault broke its context).
  * Returns cudaSuccess, cudaErrorInitializationError or the sticky error. */
 cudaError_t sim_enter(void);
+/* The name of a driver entry point the sim hands out (sim_cudart.c), or NULL. */
+const char *sim_drv_name(void *fn);
 /* The same without the sticky error: for the calls that read only host-side
  * bookkeeping, which a broken context still answers (measured on the H200:
  * cuCtxGetCurrent, cudaGetDevice, cudaPointerGetAttributes; README). */

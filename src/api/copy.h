@@ -1,0 +1,15 @@
+/* copy.h - the policy of the cudaMemcpy family (copy.c), which the thin
+ * wrappers in src/intercept/memcpy.c call. */
+#ifndef PC_COPY_H
+#define PC_COPY_H
+#include <stddef.h>
+#include "real/cudart_ext.h"
+#include "core/copyhow.h"
+
+/* A 1D host copy: counted, accounted by memory kind, staged when pageable. */
+cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                      cudaStream_t stream, enum pc_copy_how how);
+/* Other copy shapes (2D, 3D, peer, symbol): counted, then forwarded. */
+void pc_copy_seen(size_t bytes);
+
+#endif

@@ -1,0 +1,199 @@
+/* ring.c - the pinned rings of staging and their slots (see ring.h).
+ * Every slot has an event recorded after its DMA, and is written (H2D) or
+ * read (D2H) again only once that event has completed. */
+#include "config.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stage/ring.h"
+#include "util/log.h"
+#include "util/options.h"
+#include "util/stats.h"
+
+#define PC_STAGE_RETRY_NS 1000000000ull   /* after a failed ring allocation */
+
+struct pc_rings pc_rings = { PTHREAD_MUTEX_INITIALIZER, { NULL }, NULL, 0 };
+
+/* Drop a ring (device reset, fork): its memory may belong to nobody now, so
+ * it is never touched again; kept on a list so it stays reachable. */
+static void pc_ring_abandon(int dev)
+{
+    struct pc_ring *r = pc_rings.ring[dev];
+    if (!r)
+        return;
+    r->abandoned_next = pc_rings.abandoned;
+    pc_rings.abandoned = r;
+    pc_rings.ring[dev] = NULL;
+}
+
+struct pc_ring *pc_ring_get(int dev)
+{
+    struct pc_ring *r = pc_rings.ring[dev];
+    /* Whole pages, 2 to 1024 of them to the ring (options.c settles it):
+     * one filling while the other's DMA runs. */
+    size_t chunk = pc_opt.stage_chunk, nslot = pc_opt.stage_ring / chunk;
+
+    if (r)
+        return r;
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->slot = calloc(nslot, sizeof *r->slot);
+    r->bufs = calloc(nslot, sizeof *r->bufs);
+    r->left = calloc(nslot, sizeof *r->left);
+    if (!r->slot || !r->bufs || !r->left) {
+        free(r->slot);
+        free(r->bufs);
+        free(r->left);
+        free(r);
+        return NULL;
+    }
+    r->nslot = (unsigned)nslot;
+    r->chunk = chunk;
+    pc_rings.ring[dev] = r;
+    return r;
+}
+
+/* Allocate slots up to want (the current device is the ring's).  The ring
+ * grows only as large copies need it, and a failure (pinned memory short)
+ * is retried at most once a second.  Returns the slots available. */
+unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
+{
+    static int warned;
+
+    if (want > r->nslot)
+        want = r->nslot;
+    if (r->nalloc >= want || (r->retry_ns && pc_now_ns() < r->retry_ns))
+        return r->nalloc;
+    while (r->nalloc < want) {
+        struct pc_slot *s = &r->slot[r->nalloc];
+        cudaError_t err;
+        void *buf = NULL;
+        cudaEvent_t ev;
+
+        err = PC_CALL_REAL(cudaEventCreateWithFlags, &ev, cudaEventDisableTiming);
+        if (err == cudaSuccess) {
+            /* The real call: the ring is ours, never the program's cache. */
+            err = PC_CALL_REAL(cudaHostAlloc, &buf, r->chunk, cudaHostAllocPortable);
+            if (err != cudaSuccess)
+                PC_CALL_REAL(cudaEventDestroy, ev);
+        }
+        if (err != cudaSuccess) {
+            pc_clear_own_error();
+            PC_STAT_INC(stage_ring_fail);
+            r->retry_ns = pc_now_ns() + PC_STAGE_RETRY_NS;
+            pc_log_once(&warned, PC_LOG_WARN,
+                        "staging ring: pinned allocation failed (CUDA error %d); %u of %u chunks",
+                        (int)err, r->nalloc, r->nslot);
+            break;
+        }
+        s->buf = buf;
+        s->ev = ev;
+        s->pending = 0;
+        r->bufs[r->nalloc++] = buf;
+        PC_GAUGE_ADD(stage_ring_bytes, r->chunk);
+    }
+    return r->nalloc;
+}
+
+/* cudaDeviceReset takes the ring's pinned memory and events with the
+ * context.  pc_stage_device_reset forgets the ring before a reset made
+ * through us; this catches the others (a driver-level reset): a ring whose
+ * first chunk is no longer pinned memory is dropped (never touched again,
+ * not freed) and built anew. */
+struct pc_ring *pc_ring_check(struct pc_ring *r, int dev)
+{
+    struct cudaPointerAttributes a;
+
+    if (r->nalloc == 0)
+        return r;
+    memset(&a, 0, sizeof a);
+    if (PC_CALL_REAL(cudaPointerGetAttributes, &a, r->slot[0].buf) == cudaSuccess &&
+        a.type == cudaMemoryTypeHost)
+        return r;
+    pc_clear_own_error();
+    pc_info("staging ring of device %d lost (device reset?); making a new one", dev);
+    PC_GAUGE_ADD(stage_ring_bytes, -(int64_t)(r->nalloc * r->chunk));
+    pc_ring_abandon(dev);
+    return pc_ring_get(dev);
+}
+
+void pc_ring_break(struct pc_ring *r, const char *what, cudaError_t err)
+{
+    static int warned;
+    r->broken = 1;
+    pc_log_once(&warned, PC_LOG_WARN, "staging disabled on this device: %s failed (CUDA error %d)",
+                what, (int)err);
+}
+
+/* Was slot s's pending DMA queued on p's stream (the same per-thread
+ * stream: by this thread)? */
+static int pc_slot_ours(const struct pc_plan *p, const struct pc_slot *s)
+{
+    return s->on == p->h && (p->h != cudaStreamPerThread || pthread_equal(s->by, pthread_self()));
+}
+
+/* 1: slot s is free (its last DMA is done), 0: not yet, -1: *err says why
+ * not, PC_SLOT_ELSEWHERE: busy, and the copy may not wait for it (the rest
+ * of the copy goes to the runtime).  block: wait for it (the caller has
+ * nothing else to do), where the runtime would wait too
+ * (pc_rt_holds_for_stream; read: bytes of the source read so far): a DMA
+ * queued on another stream may be held by work that waits for this very
+ * thread. */
+int pc_slot_free(const struct pc_plan *p, struct pc_slot *s, size_t read, int block,
+                 cudaError_t *err)
+{
+    int may_wait = pc_slot_ours(p, s) && pc_rt_holds_for_stream(p, read);
+    cudaError_t e;
+
+    if (!s->pending)
+        return 1;
+    if (pc_opt.test_stage_unsafe) {
+        s->pending = 0;      /* TEST ONLY: reuse without waiting for the DMA */
+        return 1;
+    }
+    if (block && may_wait) {
+        uint64_t t0 = pc_now_ns();
+        e = PC_CALL_REAL(cudaEventSynchronize, s->ev);
+        PC_STAT_ADD(stage_wait_ns, pc_now_ns() - t0);
+    } else {
+        e = PC_CALL_REAL(cudaEventQuery, s->ev);
+    }
+    if (e == cudaErrorNotReady) {
+        /* Not an error, and the runtime does not record it; be sure. */
+        if (PC_CALL_REAL(cudaPeekAtLastError) == cudaErrorNotReady)
+            pc_clear_own_error();
+        return block ? PC_SLOT_ELSEWHERE : 0;
+    }
+    if (e != cudaSuccess) {
+        *err = e;
+        return -1;
+    }
+    s->pending = 0;
+    return 1;
+}
+
+void pc_ring_forget(int dev)
+{
+    struct pc_ring *r;
+
+    /* A blocking lock: a copy staging on this device now is racing the
+     * program's own reset; let it finish first. */
+    pthread_mutex_lock(&pc_rings.lock);
+    r = pc_rings.ring[dev];
+    if (r) {
+        /* Never touched again: after the reset its addresses may be handed
+         * out to new pinned allocations. */
+        PC_GAUGE_ADD(stage_ring_bytes, -(int64_t)(r->nalloc * r->chunk));
+        pc_ring_abandon(dev);
+    }
+    pthread_mutex_unlock(&pc_rings.lock);
+}
+
+void pc_ring_after_fork_child(void)
+{
+    pthread_mutex_init(&pc_rings.lock, NULL);
+    pc_rings.threads = 0;
+    for (int d = 0; d < PC_STAGE_MAX_DEV; d++)
+        pc_ring_abandon(d);
+}
