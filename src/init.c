@@ -1,4 +1,5 @@
-/* init.c - start-up, fork and exit. */
+/* init.c - the life cycle: start-up, fork, device loss and exit of every
+ * module (pc_modules), and the report at exit. */
 #include "config.h"
 #include <pthread.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include "util/state.h"
 #include "api/cache_cuda.h"
 #include "api/register.h"
+#include "api/streams.h"
 #include "util/log.h"
 #include "util/options.h"
 #include "report/output.h"
@@ -25,6 +27,55 @@
 static pthread_once_t pc_once = PTHREAD_ONCE_INIT;
 static int pc_reported;       /* atomic: the report is written once */
 
+static void pc_cache_start(void)
+{
+    pc_cache_init(&pc_cache_cuda_ops);
+}
+
+static void pc_trace_start(void)
+{
+    pc_trace_init();
+}
+
+/* The life cycle of every module, in one place.  Each column runs top to
+ * bottom:
+ *   start        once, after the options are read (pc_init_once);
+ *   before_fork  pthread_atfork's prepare, in the parent;
+ *   fork_child   in the child of fork(): forget the parent's CUDA state,
+ *                make no CUDA call (the child passes everything through);
+ *   device_lost  a device's primary context is gone (cudaDeviceReset,
+ *                cuDevicePrimaryCtxReset, the last primary release): its
+ *                blocks, rings and events with it (api/streams.c calls).
+ * Exit is pc_dtor's below, plus CUPTI's flush (pc_cupti_started). */
+struct pc_module {
+    const char *name;
+    void (*start)(void);
+    void (*before_fork)(void);
+    void (*fork_child)(void);
+    void (*device_lost)(int dev);
+};
+
+static const struct pc_module pc_modules[] = {
+    /* name       start           before_fork              fork_child                    device_lost */
+    { "stats",    NULL,           NULL,                    pc_stats_reset,               NULL },
+    { "cache",    pc_cache_start, NULL,                    pc_cache_after_fork_child,    pc_cache_forget_device },
+    { "fence",    NULL,           NULL,                    pc_fence_forget_all,          pc_fence_forget_device },
+    { "register", NULL,           pc_register_before_fork, pc_register_after_fork_child, NULL },
+    { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device },
+    { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL },
+    { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL },
+    { "trace",    pc_trace_start, NULL,                    pc_trace_after_fork_child,    NULL },
+    { "cupti",    NULL,           NULL,                    pc_cupti_after_fork_child,    NULL },
+};
+#define PC_NMODULES (sizeof pc_modules / sizeof pc_modules[0])
+
+static void pc_before_fork(void)
+{
+    for (size_t i = 0; i < PC_NMODULES; i++)
+        if (pc_modules[i].before_fork)
+            pc_modules[i].before_fork();
+}
+
 static void pc_atfork_child(void)
 {
     /* The child must not touch the parent's CUDA state: no fences, no frees.
@@ -32,16 +83,17 @@ static void pc_atfork_child(void)
     pc_state.forked_child = 1;
     pc_state.cuda_used = 0;
     pc_state.start_ns = pc_now_ns();
-    pc_stats_reset();
-    pc_cache_after_fork_child();
-    pc_fence_forget_all();
-    pc_register_after_fork_child();
-    pc_stage_after_fork_child();
-    pc_xfer_after_fork_child();
-    pc_diag_after_fork_child();
-    pc_trace_after_fork_child();
     __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
-    pc_cupti_after_fork_child();
+    for (size_t i = 0; i < PC_NMODULES; i++)
+        if (pc_modules[i].fork_child)
+            pc_modules[i].fork_child();
+}
+
+static void pc_device_lost(int dev)
+{
+    for (size_t i = 0; i < PC_NMODULES; i++)
+        if (pc_modules[i].device_lost)
+            pc_modules[i].device_lost(dev);
 }
 
 /* CUPTI's exit flush must run before the exit handlers CUPTI and the runtime
@@ -55,14 +107,18 @@ static void pc_cupti_started(void)
 
 static void pc_init_once(void)
 {
+    /* What lower layers get from above, handed down before anything runs. */
     pc_real_set_standin(pc_rtdrv_standin);
     pc_cupti_set_on_start(pc_cupti_started);
+    pc_streams_set_device_lost(pc_device_lost);
+
     pc_options_init();
     pc_state.mode = pc_opt.mode;
     pc_state.start_ns = pc_now_ns();
-    pc_cache_init(&pc_cache_cuda_ops);
-    pc_trace_init();
-    pthread_atfork(pc_register_before_fork, NULL, pc_atfork_child);
+    for (size_t i = 0; i < PC_NMODULES; i++)
+        if (pc_modules[i].start)
+            pc_modules[i].start();
+    pthread_atfork(pc_before_fork, NULL, pc_atfork_child);
     __atomic_store_n(&pc_state.inited, 1, __ATOMIC_RELEASE);
 }
 

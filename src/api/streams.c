@@ -86,13 +86,21 @@ void pc_drv_copy_seen(CUstream s)
 
 /* Device dev's primary context is about to be destroyed, and with it its
  * streams, events and pinned allocations; nothing of other devices'. */
+/* Every module's forgetting of a device, handed down by init.c (its life
+ * cycle table's device_lost column). */
+static void (*pc_device_lost)(int dev);
+
+void pc_streams_set_device_lost(void (*lost)(int dev))
+{
+    pc_device_lost = lost;
+}
+
 static void pc_forget_device(int dev)
 {
     if (dev < 0 || dev >= PC_POOL_NHOME || pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
         return;
-    pc_stage_forget_device(dev);
-    pc_pool_drop_home(&pc_cache, (unsigned)dev);
-    pc_fence_forget_device(dev);
+    if (pc_device_lost)
+        pc_device_lost(dev);
 }
 
 /* cudaDeviceReset resets the current device's primary context only. */

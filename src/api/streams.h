@@ -24,6 +24,8 @@ CUresult pc_drv_device_used(CUresult r, CUdevice dev);
 cudaError_t pc_device_reset(void);
 CUresult pc_drv_primary_reset(CUdevice dev);
 CUresult pc_drv_primary_released(CUresult r, CUdevice dev);
+/* What a lost device makes every module forget (init.c's table). */
+void pc_streams_set_device_lost(void (*lost)(int dev));
 
 /* Contexts the program created (cuCtxCreate) and destroyed. */
 CUresult pc_drv_ctx_created(CUresult r, CUcontext *pctx);

@@ -22,3 +22,8 @@ int pc_cache_owns(const void *p)
 {
     return p && pc_pool_state(&pc_cache, p, 1) == PC_BLOCK_LIVE;
 }
+
+void pc_cache_forget_device(int dev)
+{
+    pc_pool_drop_home(&pc_cache, (unsigned)dev);
+}

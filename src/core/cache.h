@@ -13,6 +13,9 @@ void pc_cache_init(const struct pc_pool_ops *ops);
 /* In a fork child: the parent's blocks are not ours to touch. */
 void pc_cache_after_fork_child(void);
 
+/* Device dev's primary context is gone, and its blocks with it. */
+void pc_cache_forget_device(int dev);
+
 /* Is p inside a block the program holds from the cache (live)? */
 int pc_cache_owns(const void *p);
 
