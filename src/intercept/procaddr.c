@@ -13,6 +13,7 @@
 #include <string.h>
 #include "intercept/guard.h"
 #include "real/real.h"
+#include "util/log.h"
 #include "intercept/intercept.h"
 
 #define PC_PER_THREAD 2   /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, cudaEnablePerThreadDefaultStream */
@@ -80,11 +81,15 @@ static void *pc_gpa_find(const char *name, int version, int per_thread)
     return NULL;
 }
 
+/* PINCACHE_LOG=debug lists every name resolved this way: which driver entry
+ * points a static cudart or a driver-API library uses (issue 17). */
 static void pc_gpa_substitute(const char *name, void **pfn, int version, int per_thread)
 {
-    void *w;
+    void *w = NULL;
     if (pfn && *pfn && !pc_is_self(*pfn) && (w = pc_gpa_find(name, version, per_thread)) != NULL)
         *pfn = w;
+    pc_debug("entry point %s (version %d%s): %s", name ? name : "(null)", version,
+             per_thread ? ", per-thread" : "", w ? "pincache's wrapper" : "the real one");
 }
 
 PC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,

@@ -43,4 +43,11 @@ if jcheck_ok; then
 	[ "${w:-0}" -gt 0 ]   # frees issued while the iteration's copies and kernels are queued
 	tap_check $? "observe: frees that waited for the device counted ($w)"
 fi
+# PINCACHE_LOG=debug lists the entry points resolved through
+# cuGetProcAddress, and which pincache answered with its own wrapper.
+PINCACHE_LOG=debug PINCACHE_REPORT=off run_prog shim "$DRV_BIN/drv_churn" >"$SIM_TMP/gpa.out" 2>&1
+grep -q "entry point cuMemHostAlloc (version [0-9]*): pincache's wrapper" "$SIM_TMP/gpa.out"
+tap_check $? "debug log: cuMemHostAlloc resolved through cuGetProcAddress, answered by pincache"
+grep -q "entry point cuCtxSynchronize (version [0-9]*): the real one" "$SIM_TMP/gpa.out"
+tap_check $? "debug log: cuCtxSynchronize resolved, the real one kept"
 tap_done
