@@ -139,7 +139,7 @@ cudaError_t sim_enter(void)
 
 /* After a kernel fault every call that touches the context answers the
  * sticky error and sets it as the last error again; cudaGetLastError
- * returns it once, then 0 (measured on the H200, tests/sim/README.md). */
+ * returns it once, then 0 (measured on the H200, tests/doubles/README.md). */
 cudaError_t sim_sticky_error(void)
 {
 	return (cudaError_t)atomic_load(&sim_sticky[tls_device]);
