@@ -311,7 +311,7 @@ API CUresult cuStreamQuery(CUstream s)
 }
 
 /* Touches the context: the sticky error after a fault (measured on the
- * H200, tests/probe/ctxhealth.cu). */
+ * H200, dev/probe/ctxhealth.cu). */
 API CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
 {
 	NEED_CTX();

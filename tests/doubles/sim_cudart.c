@@ -425,7 +425,7 @@ static CUresult sim_drv_stream_query(CUstream s)
 }
 
 /* Touches the context: the sticky error after a fault, as the first call
- * after it on the H200 (tests/probe/ctxhealth.cu). */
+ * after it on the H200 (dev/probe/ctxhealth.cu). */
 static CUresult sim_drv_ctx_get_stream_priority_range(int *least, int *greatest)
 {
 	cudaError_t last = tls_last_error;
