@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # gpu-suite.sh [BUILDDIR] - pincache's real-GPU tests; TAP on stdout.
 #
-# Builds tests/gpu/*.cu with nvcc into BUILDDIR/tests/gpu and runs each
-# program plain and under BUILDDIR/src/.libs/libpincache.so.  No CUDA device:
-# "1..0 # SKIP".  Full logs go to $PINCACHE_GPU_LOGDIR when set (otherwise to
-# a temporary folder, kept only when something failed).
+# Builds tests/gpu/*.cu and tests/diag/gpu_*.cu with nvcc into
+# BUILDDIR/tests/gpu and runs each program plain and under
+# BUILDDIR/src/.libs/libpincache.so.  No CUDA device: "1..0 # SKIP".  Full
+# logs go to $PINCACHE_GPU_LOGDIR when set (otherwise to a temporary folder,
+# kept only when something failed).  One section of make check-gpu and of
+# scripts/h200.sh (tests/gpu/sections.sh).
 # PINCACHE_GPU_BUDGET: seconds for the whole suite (default 300).
 set -u
 unset LD_PRELOAD # plain runs must be plain
@@ -68,16 +70,19 @@ echo "# device: $(grep -m1 '^devices=' "$logdir/probe.log"), arch $PC_ARCH, nvcc
 echo "# shim: $lib"
 
 # ---- build (in parallel)
-progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky gpu_order gpu_ctx)
+progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky gpu_order gpu_ctx
+       gpu_busy gpu_attrib)
 declare -A built=()
 pids=()
 for p in "${progs[@]}"; do
+    # src: the source under tests/
     case $p in
-    gpu_integrity_ptds) src=gpu_integrity.cu; extra=(--default-stream per-thread) ;;
-    gpu_errors | gpu_capture | gpu_ctx | gpu_sticky) src=$p.cu; extra=(-lcuda) ;;
-    *) src=$p.cu; extra=() ;;
+    gpu_integrity_ptds) src=gpu/gpu_integrity.cu; extra=(--default-stream per-thread) ;;
+    gpu_errors | gpu_capture | gpu_ctx | gpu_sticky) src=gpu/$p.cu; extra=(-lcuda) ;;
+    gpu_busy | gpu_attrib) src=diag/$p.cu; extra=() ;;
+    *) src=gpu/$p.cu; extra=() ;;
     esac
-    pc_build "$outdir/$p" "$srcdir/tests/gpu/$src" "${extra[@]}" >"$logdir/build-$p.log" 2>&1 &
+    pc_build "$outdir/$p" "$srcdir/tests/$src" "${extra[@]}" >"$logdir/build-$p.log" 2>&1 &
     pids+=($!)
 done
 for i in "${!progs[@]}"; do
@@ -418,6 +423,68 @@ if [ "${built[gpu_ctx]}" = 1 ]; then
     fi
 else
     notok "gpu_ctx # not built"
+fi
+
+# ---- sync attribution (tests/diag): the facts the busy check relies on,
+# and the report's attribution against the clock
+if [ "${built[gpu_busy]}" = 1 ]; then
+    run gpu_busy.plain 60 "$outdir/gpu_busy"
+    if [ "$rc" = 0 ] && grep -q '^INFO ' "$out"; then
+        ok "gpu_busy [plain]: the busy-check facts and costs measured"
+        grep '^INFO ' "$out" | sed 's/^INFO //' | diag
+    else
+        notok "gpu_busy [plain] (exit $rc)"
+        tail_logs "$out" "$err"
+    fi
+else
+    notok "gpu_busy # not built"
+fi
+# expect_points LABEL REPORT EXPECTATIONS: each "expect PATH VALUE" line one
+# point against the JSON report (read with python3)
+expect_points() {
+    local label=$1 line
+    if ! command -v python3 >/dev/null 2>&1; then
+        notok "$label: python3 is needed to read the report"
+        return
+    fi
+    while IFS= read -r line; do
+        case $line in
+        "ok "*) ok "$label: ${line#ok }" ;;
+        *) notok "$label: ${line#not ok }" ;;
+        esac
+    done < <(python3 - "$2" "$3" <<'EOF'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print("not ok the report %s could not be read (%s)" % (sys.argv[1], e))
+    sys.exit(0)
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) != 3 or f[0] != "expect":
+        continue
+    v = r
+    for k in f[1].split("."):
+        v = v.get(k) if isinstance(v, dict) else None
+    good = v == int(f[2])
+    print("%s %s = %s%s" % ("ok" if good else "not ok", f[1], f[2], "" if good else " (report: %s)" % v))
+EOF
+)
+}
+# cache: busy frees return at once (sync_avoided); observe: they wait
+if [ "${built[gpu_attrib]}" = 1 ]; then
+    for mode in cache observe; do
+        shim_env "gpu_attrib.$mode"
+        run "gpu_attrib.$mode" 60 "${senv[@]}" PINCACHE_MODE=$mode "$outdir/gpu_attrib"
+        if [ "$rc" != 0 ] || ! grep -q '^expect ' "$out"; then
+            notok "gpu_attrib [$mode] ran (exit $rc)"
+            tail_logs "$out" "$err"
+        else
+            expect_points "gpu_attrib [$mode]" "$logdir/gpu_attrib.$mode.report.json" "$out"
+        fi
+    done
+else
+    notok "gpu_attrib # not built"
 fi
 
 echo "1..$n"

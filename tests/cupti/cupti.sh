@@ -1,6 +1,6 @@
 #!/bin/sh
 # cupti: pincache's use of CUPTI, with no GPU.  cupti_prog runs on the
-# simulated device (tests/sim) with a fake libcupti.so.13 (fake_cupti.c) that
+# simulated device with a fake libcupti.so.13 (both in tests/doubles) that
 # records who called what.  Each scenario checks the program's own TAP and the
 # JSON report (with python3; skipped without it).
 #   handover     no CUPTI call at start; activity kinds, never a subscriber, at

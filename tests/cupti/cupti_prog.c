@@ -1,5 +1,5 @@
 /* cupti_prog - a CUDA program that also uses CUPTI, on the simulated device
- * (tests/sim) and the fake libcupti (fake_cupti.c).  Run under the shim by
+ * and the fake libcupti (tests/doubles).  Run under the shim by
  * cupti.sh; prints TAP.  The first argument picks the scenario:
  *
  *   handover  PINCACHE_CUPTI=on: pincache takes nothing at start, enables
@@ -25,8 +25,8 @@
 #include <unistd.h>
 #include <cuda_runtime_api.h>
 #include "tap.h"
-#include "../sim/sim.h"
-#include "fake_cupti.h"
+#include "../doubles/sim.h"
+#include "../doubles/fake_cupti.h"
 
 /* Under ASan: pincache keeps its cached blocks and, in a fork() child, the
  * parent's fences, by design; LeakSanitizer would fail the child's exit. */

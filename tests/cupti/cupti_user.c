@@ -4,7 +4,7 @@
  * libcupti they must reach sits in a local scope, out of RTLD_NEXT's sight. */
 #include <stddef.h>
 #include <stdint.h>
-#include "fake_cupti.h"
+#include "../doubles/fake_cupti.h"
 
 static void user_req(uint8_t **buf, size_t *size, size_t *max)
 {

@@ -1,5 +1,5 @@
 /* callcount.c - the CUDA calls one round of a copy and a sync makes reach the
- * simulated runtime (SIM_CALLS=1, tests/sim/sim_calls.c).  After a warm-up
+ * simulated runtime (SIM_CALLS=1, tests/doubles/sim_calls.c).  After a warm-up
  * round (start-up, lookups, the first use of a stream), one more round is
  * counted and each entry point printed: "calls NAME N", then "total N".
  * callcount.sh runs it plainly and under the shim: the difference is the
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 
 #define MAXC 256
 

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 
 #define MIB (1ull << 20)
 #define KERNEL_US 40000          /* long enough that "busy at entry" is never a race */

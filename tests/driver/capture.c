@@ -10,7 +10,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <cuda.h>
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 static CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 int main(int argc, char **argv)

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cuda.h>
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 #define MAX_SIZE (1u << 20)

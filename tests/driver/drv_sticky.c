@@ -3,7 +3,7 @@
  * two 64 KiB blocks are allocated and freed (under the shim they stay in
  * the cache), a "kernel" traps (simLaunchFault, 719), and then
  * cuMemHostAlloc of that size must answer 719 with a NULL pointer and
- * cuMemFreeHost of a live block 719, as on the H200 (tests/sim/README.md,
+ * cuMemFreeHost of a live block 719, as on the H200 (tests/doubles/README.md,
  * "Errors"; issue 15, D10).  TAP. */
 #include <dlfcn.h>
 #include <stdint.h>

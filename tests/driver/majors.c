@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <cuda_runtime_api.h>
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 cudaError_t alloc12(void **p, size_t n, unsigned int flags);

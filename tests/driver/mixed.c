@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 int main(int argc, char **argv)

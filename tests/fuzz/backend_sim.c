@@ -3,7 +3,7 @@
  * memory is its host address, so zero-copy needs nothing more. */
 #include <stdint.h>
 #include "fuzz.h"
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 
 const char fz_backend[] = "sim";
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 #define KB 1024ull

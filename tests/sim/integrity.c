@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 #define NSTREAMS 4

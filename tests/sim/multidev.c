@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
-#include "sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 #include "simtest.h"
 

@@ -9,7 +9,7 @@
  * (measured on the H200: SIGSEGV in libcuda under PyTorch).
  */
 #include <string.h>
-#include "sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 #define PAIRS 200

@@ -16,7 +16,7 @@
  * shim's first attempt can go through the driver (a context is current). */
 #include <dlfcn.h>
 #include <string.h>
-#include "sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 #define MB (1u << 20)

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 #include "simtest.h"
 

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 #include "simtest.h"
 

@@ -11,7 +11,7 @@
  * idle, as the H200 measurement slept 500 ms.
  *
  * sticky.h200.txt holds the answers measured on the H200 for these calls
- * (tests/sim/README.md, "Errors"); tests/sim/sticky.sh diffs the sim
+ * (tests/doubles/README.md, "Errors"); tests/sim/sticky.sh diffs the sim
  * against it and the shim against the sim (issue 15, D10: a cache hit
  * answered 0 with a pointer where the runtime answers 719 and NULL).
  * Lines that begin with '+' are calls the H200 run did not make; only the
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "sim.h"
+#include "../doubles/sim.h"
 #include "sticky_line.h"
 
 #define KB (1u << 10)

@@ -3,7 +3,7 @@
 # without waiting for their DMA (and copy D2H data out before it landed).
 # The checks of stage.sh must then fail; this script passes only if they do,
 # which proves they can see broken staging.  Same for the pool's own test
-# (xfer_test -u).  Sanitizer reports are off here: the races are the point.
+# (tests/unit/xfer_test -u).  Sanitizer reports are off here: the races are the point.
 . "$top_srcdir/tests/sim/common.sh"
 
 ST=$top_builddir/tests/stage/stage_test
@@ -15,7 +15,7 @@ bad_points() {
 	grep -c '^not ok' "$1"
 }
 
-run_prog plain "$top_builddir/tests/stage/xfer_test" -u >"$SIM_TMP/x.out" 2>"$SIM_TMP/x.err"
+run_prog plain "$top_builddir/tests/unit/xfer_test" -u >"$SIM_TMP/x.out" 2>"$SIM_TMP/x.err"
 grep -q '^ok .*unsafe: reusing slots' "$SIM_TMP/x.out"
 tap_check $? "pool: reusing slots without waiting corrupts the copy, and xfer_test sees it"
 

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../sim/sim.h"
+#include "../doubles/sim.h"
 #include "../tap.h"
 
 #define KB ((size_t)1 << 10)

@@ -64,14 +64,16 @@ if [ -z "$bad" ]; then echo "ok 1 - every include goes to the same or a lower la
 else echo "not ok 1 - includes that run back up a layer"; printf '%s' "$bad"; fi
 
 # 2. uses, from the objects of a build
-objs=$(find "$top_builddir/src" -path '*/.libs/*' -name 'libpincache_la-*.o' 2>/dev/null | sort)
+# (the library's own objects and those of src/libpccommon.la, linked into it)
+objs=$(find "$top_builddir/src" -path '*/.libs/*' \( -name 'libpincache_la-*.o' -o -name 'libpccommon_la-*.o' \) \
+    2>/dev/null | sort)
 : >"$tmp/use"
 if [ -z "$objs" ] || ! command -v nm >/dev/null 2>&1; then
     echo "ok 2 - # SKIP no objects of the library under $top_builddir/src"
 else
     for o in $objs; do
         d=${o%/.libs/*}; d=${d#"$top_builddir/src"}; d=${d#/}
-        b=${o##*/libpincache_la-}; b=${b%.o}
+        b=${o##*/.libs/}; b=${b#libpincache_la-}; b=${b#libpccommon_la-}; b=${b%.o}
         m=${d:+$d/}$b
         nm "$o" | awk -v m="$m" '$2 ~ /^[TDBRVW]$/ && $3 ~ /^pc/ { print "def", m, $3 }
                                   $1 == "U" && $2 ~ /^pc/ { print "use", m, $2 }'

@@ -1,4 +1,4 @@
-/* segvtrace.c - TEST TOOL, preloaded only by scripts/h200-forkdiag.sh: on
+/* segvtrace.c - TEST TOOL, preloaded only by dev/h200-forkdiag.sh: on
  * SIGSEGV/SIGBUS, print the faulting address and a native backtrace to
  * stderr, copy /proc/self/maps to $SEGVTRACE_DIR/maps.PID, then die of the
  * same signal.  Installed again in fork() children. */

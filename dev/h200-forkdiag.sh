@@ -6,7 +6,7 @@
 # under each setting, for four kinds of CUDA use before the fork (1: a
 # device tensor; 2: and a pinned one; 3: and an async copy from it; 4: 2 and
 # a query of the per-thread default stream, which creates it).  Then
-# the native backtrace of a crashing child (tests/torch/segvtrace.c), with
+# the native backtrace of a crashing child (dev/segvtrace.c), with
 # pincache's frames resolved by addr2line.
 set -u
 out=$1; repo=$PWD
@@ -14,7 +14,7 @@ work=/tmp/fd; rm -rf $work; mkdir -p $work; tar -C $work -xzf .gpu/pincache-0.1.
 cd $work/pincache-0.1.0 || exit 1
 { ./configure CPPFLAGS=-I$repo/.gpu/include --without-jansson && make -j16; } >$out/fdbuild.log 2>&1 || { tail -20 $out/fdbuild.log; exit 1; }
 lib=$PWD/src/.libs/libpincache.so
-gcc -shared -fPIC -g -O1 -o $work/segvtrace.so $repo/tests/torch/segvtrace.c || exit 1
+gcc -shared -fPIC -g -O1 -o $work/segvtrace.so $repo/dev/segvtrace.c || exit 1
 cat > f.py <<'PY'
 import os, sys, torch
 level = int(sys.argv[1])

@@ -1,6 +1,6 @@
 /* sim_cuda.c - a simulated libcuda.so.1 (test double): the driver API over
- * the simulated device of tests/sim, built into this library with its own
- * copy of the device state (tests/driver/README.md).  Only what the tests
+ * the simulated device of sim_*.c, built into this library with its own
+ * copy of the device state (tests/doubles/README.md).  Only what the tests
  * need: contexts, host memory, streams, events, async copies, and
  * cuGetProcAddress.  The device's cuda* entry points stay inside (the
  * version script exports cu* and sim* only), as the real libcuda exports
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cuda.h>
-#include "../sim/sim_internal.h"
+#include "sim_internal.h"
 
 #define API __attribute__((visibility("default")))
 
@@ -311,7 +311,7 @@ API CUresult cuStreamQuery(CUstream s)
 }
 
 /* Touches the context: the sticky error after a fault (measured on the
- * H200, tests/probe/ctxhealth.cu). */
+ * H200, dev/probe/ctxhealth.cu). */
 API CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
 {
 	NEED_CTX();

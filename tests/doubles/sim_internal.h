@@ -204,7 +204,7 @@ struct sim_range {
 
 /* The context current on this thread, which owns the pinned allocations
  * it makes (measured on an H200: the runtime's cudaHostAlloc too).  Set by
- * the driver double (tests/driver/sim_cuda.c); 0 in the runtime double,
+ * the driver double (sim_cuda.c); 0 in the runtime double,
  * which models primary contexts only and never destroys one. */
 extern __thread uintptr_t sim_tls_owner;
 /* The context owner is destroyed: its pinned allocations are freed at

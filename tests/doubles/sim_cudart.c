@@ -139,7 +139,7 @@ cudaError_t sim_enter(void)
 
 /* After a kernel fault every call that touches the context answers the
  * sticky error and sets it as the last error again; cudaGetLastError
- * returns it once, then 0 (measured on the H200, tests/sim/README.md). */
+ * returns it once, then 0 (measured on the H200, tests/doubles/README.md). */
 cudaError_t sim_sticky_error(void)
 {
 	return (cudaError_t)atomic_load(&sim_sticky[tls_device]);
@@ -425,7 +425,7 @@ static CUresult sim_drv_stream_query(CUstream s)
 }
 
 /* Touches the context: the sticky error after a fault, as the first call
- * after it on the H200 (tests/probe/ctxhealth.cu). */
+ * after it on the H200 (dev/probe/ctxhealth.cu). */
 static CUresult sim_drv_ctx_get_stream_priority_range(int *least, int *greatest)
 {
 	cudaError_t last = tls_last_error;

@@ -1,6 +1,6 @@
 /* sim.h - what the simulated libcudart.so.13 offers beyond the CUDA runtime API.
  *
- * The simulated device (tests/sim/sim_*.c) stands in for libcudart.so.13 so the
+ * The simulated device (tests/doubles/sim_*.c) stands in for libcudart.so.13 so the
  * test suite can run where there is no GPU.  These extra entry points are
  * exported under the version node SIM_1.0; real CUDA programs never see them.
  */

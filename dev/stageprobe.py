@@ -1,5 +1,5 @@
 """stageprobe.py - the seeds' pageable variants alone, for comparing staging
-settings (scripts/h200-stageprobe.sh runs it plainly and under pincache
+settings (dev/h200-stageprobe.sh runs it plainly and under pincache
 with each setting).
 
     a = torch.rand(512, 655360)
@@ -10,9 +10,14 @@ Each variant: one warm-up pass, then three timed passes (each ending with
 torch.cuda.synchronize()).  Prints one line:
     pageable=MEDIAN(MIN..MAX) pageable_nb=MEDIAN(MIN..MAX)   (ms per pass)
 """
+import os
+import sys
+
 import torch
 
-from seeds import COLS, VARIANTS, timed
+# seeds.py is tests/torch's.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "torch"))
+from seeds import COLS, VARIANTS, timed  # noqa: E402
 
 a = torch.rand(512, COLS)
 torch.ones(1).cuda()
