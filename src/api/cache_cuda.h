@@ -27,7 +27,7 @@ extern __thread struct pc_alloc_call *pc_tls_alloc;
  * WriteCombined and Mapped, so that a block is made by exactly the call the
  * program made.  (cudaHostGetFlags reports Mapped for every block, measured,
  * and no other difference between a flags-0 block and a Mapped one was seen
- * on the H200, tests/probe/hostflags.cu; keyed apart, none can matter.)
+ * on the H200, dev/probe/hostflags.cu; keyed apart, none can matter.)
  * Unknown flag bits go to the runtime, which rejects them: -1. */
 static inline int pc_flags_key(unsigned int flags, unsigned *key)
 {

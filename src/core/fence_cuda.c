@@ -181,7 +181,7 @@ static int pc_cuda_set_device(int dev)
  * cuCtxGetStreamPriorityRange: 27 ns on the H200, the first call after a
  * fault answered 719 / 700 with it, it needs nothing but the current
  * context, and, a driver call, it leaves the last error alone.  (Measured
- * with tests/probe/ctxhealth.cu, docs/runtime-facts.md: cuStreamQuery of
+ * with dev/probe/ctxhealth.cu, docs/runtime-facts.md: cuStreamQuery of
  * the legacy stream, the question until then, cost 350 ns in that run and
  * was most of what the hit pair had grown by; cuCtxGetFlags, cuCtxGetId,
  * cuCtxGetDevice and cuCtxGetApiVersion answer 0 in a broken context.)
