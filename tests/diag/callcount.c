@@ -39,11 +39,11 @@ int main(int argc, char **argv)
     unsigned long long total = 0;
     char *host = malloc(n);
     void *dev = NULL;
-    int nb, na;
+    int nb, na, rc = 99;
 
     if (!host || cudaMalloc(&dev, n) != cudaSuccess) {
         fprintf(stderr, "callcount: setup failed\n");
-        return 99;
+        goto out;
     }
     memset(host, 7, n);
     for (int round = 0; round < 2; round++) {
@@ -52,13 +52,14 @@ int main(int argc, char **argv)
         if (cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice) != cudaSuccess ||
             (devsync ? cudaDeviceSynchronize() : cudaStreamSynchronize(0)) != cudaSuccess) {
             fprintf(stderr, "callcount: copy or sync failed\n");
-            return 1;
+            rc = 1;
+            goto out;
         }
     }
     na = snap(a);
     if (na == 0) {
         fprintf(stderr, "callcount: no counts (SIM_CALLS=1 unset?)\n");
-        return 99;
+        goto out;
     }
     for (int i = 0; i < na; i++) {
         unsigned long long d = a[i].calls - before_of(b, nb, a[i].name);
@@ -68,5 +69,8 @@ int main(int argc, char **argv)
         }
     }
     printf("total %llu\n", total);
-    return 0;
+    rc = 0;
+out:
+    free(host);
+    return rc;
 }
