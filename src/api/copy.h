@@ -11,5 +11,9 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
                       cudaStream_t stream, enum pc_copy_how how);
 /* Other copy shapes (2D, 3D, peer, symbol): counted, then forwarded. */
 void pc_copy_seen(size_t bytes);
+/* A driver 1D copy, kind naming its direction (cudaMemcpyDefault: cuMemcpy)
+ * and s its stream (0 for the synchronous ones): counted, then forwarded. */
+CUresult pc_drv_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, CUstream s,
+                       enum pc_copy_how how);
 
 #endif

@@ -1,6 +1,7 @@
 /* flavour.c - the runtime's and the driver's real calls behind the policies
  * (flavour.h). */
 #include "config.h"
+#include <stdint.h>
 #include "api/flavour.h"
 #include "real/drv_ext.h"
 #include "real/real.h"
@@ -32,6 +33,18 @@ static int pc_rt_end_capture(void *s, void *g, int ptsz)
                 : PC_CALL_REAL(cudaStreamEndCapture, (cudaStream_t)s, (cudaGraph_t *)g);
 }
 
+static int pc_rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, void *s,
+                      enum pc_copy_how how)
+{
+    switch (how) {
+    case PC_COPY_SYNC:       return PC_CALL_REAL(cudaMemcpy, dst, src, n, kind);
+    case PC_COPY_SYNC_PTDS:  return PC_CALL_REAL(cudaMemcpy_ptds, dst, src, n, kind);
+    case PC_COPY_ASYNC:      return PC_CALL_REAL(cudaMemcpyAsync, dst, src, n, kind, (cudaStream_t)s);
+    case PC_COPY_ASYNC_PTSZ: return PC_CALL_REAL(cudaMemcpyAsync_ptsz, dst, src, n, kind, (cudaStream_t)s);
+    }
+    return cudaErrorInvalidValue;
+}
+
 static int pc_drv_alloc(void **p, size_t size, unsigned int flags, int alloc_host)
 {
     return alloc_host ? PC_CALL_DRV(cuMemAllocHost_v2, p, size) : PC_CALL_DRV(cuMemHostAlloc, p, size, flags);
@@ -60,6 +73,43 @@ static int pc_drv_end_capture(void *s, void *g, int ptsz)
                 : PC_CALL_DRV(cuStreamEndCapture, (CUstream)s, (CUgraph *)g);
 }
 
+/* The driver names the direction where the runtime passes a kind:
+ * cuMemcpyHtoD, cuMemcpyDtoH, and cuMemcpy (unified addressing) for the rest. */
+#define PC_DRV_PTR(p) ((CUdeviceptr)(uintptr_t)(p))
+static int pc_drv_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, void *s,
+                       enum pc_copy_how how)
+{
+    CUstream q = (CUstream)s;
+
+    switch (kind) {
+    case cudaMemcpyHostToDevice:
+        switch (how) {
+        case PC_COPY_SYNC:       return PC_CALL_DRV(cuMemcpyHtoD_v2, PC_DRV_PTR(dst), src, n);
+        case PC_COPY_SYNC_PTDS:  return PC_CALL_DRV(cuMemcpyHtoD_v2_ptds, PC_DRV_PTR(dst), src, n);
+        case PC_COPY_ASYNC:      return PC_CALL_DRV(cuMemcpyHtoDAsync_v2, PC_DRV_PTR(dst), src, n, q);
+        case PC_COPY_ASYNC_PTSZ: return PC_CALL_DRV(cuMemcpyHtoDAsync_v2_ptsz, PC_DRV_PTR(dst), src, n, q);
+        }
+        break;
+    case cudaMemcpyDeviceToHost:
+        switch (how) {
+        case PC_COPY_SYNC:       return PC_CALL_DRV(cuMemcpyDtoH_v2, dst, PC_DRV_PTR(src), n);
+        case PC_COPY_SYNC_PTDS:  return PC_CALL_DRV(cuMemcpyDtoH_v2_ptds, dst, PC_DRV_PTR(src), n);
+        case PC_COPY_ASYNC:      return PC_CALL_DRV(cuMemcpyDtoHAsync_v2, dst, PC_DRV_PTR(src), n, q);
+        case PC_COPY_ASYNC_PTSZ: return PC_CALL_DRV(cuMemcpyDtoHAsync_v2_ptsz, dst, PC_DRV_PTR(src), n, q);
+        }
+        break;
+    default:
+        switch (how) {
+        case PC_COPY_SYNC:       return PC_CALL_DRV(cuMemcpy, PC_DRV_PTR(dst), PC_DRV_PTR(src), n);
+        case PC_COPY_SYNC_PTDS:  return PC_CALL_DRV(cuMemcpy_ptds, PC_DRV_PTR(dst), PC_DRV_PTR(src), n);
+        case PC_COPY_ASYNC:      return PC_CALL_DRV(cuMemcpyAsync, PC_DRV_PTR(dst), PC_DRV_PTR(src), n, q);
+        case PC_COPY_ASYNC_PTSZ: return PC_CALL_DRV(cuMemcpyAsync_ptsz, PC_DRV_PTR(dst), PC_DRV_PTR(src), n, q);
+        }
+        break;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
 const struct pc_flavour pc_flavour_rt = {
     .runtime = 1,
     .alloc = pc_rt_alloc,
@@ -70,6 +120,7 @@ const struct pc_flavour pc_flavour_rt = {
     .unreg = pc_rt_unreg,
     .capturing = pc_rt_capturing,
     .end_capture = pc_rt_end_capture,
+    .copy = pc_rt_copy,
 };
 
 const struct pc_flavour pc_flavour_drv = {
@@ -82,4 +133,5 @@ const struct pc_flavour pc_flavour_drv = {
     .unreg = pc_drv_unreg,
     .capturing = pc_drv_capturing,
     .end_capture = pc_drv_end_capture,
+    .copy = pc_drv_copy,
 };

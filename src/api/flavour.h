@@ -10,6 +10,7 @@
 #ifndef PC_API_FLAVOUR_H
 #define PC_API_FLAVOUR_H
 #include "real/cudart_ext.h"
+#include "core/copyhow.h"
 
 _Static_assert((int)cudaSuccess == (int)CUDA_SUCCESS &&
                (int)cudaErrorMemoryAllocation == (int)CUDA_ERROR_OUT_OF_MEMORY,
@@ -34,6 +35,10 @@ struct pc_flavour {
     int (*capturing)(void *s, int ptsz);
     /* EndCapture (ptsz: the _ptsz form); g is a cudaGraph_t * or CUgraph *. */
     int (*end_capture)(void *s, void *g, int ptsz);
+    /* A 1D copy of that kind (H2D, D2H, or cudaMemcpyDefault: the driver's
+     * cuMemcpy) and shape; s is a cudaStream_t or CUstream. */
+    int (*copy)(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, void *s,
+                enum pc_copy_how how);
 };
 
 extern const struct pc_flavour pc_flavour_rt;    /* cudaHostAlloc, cudaFreeHost, ... */

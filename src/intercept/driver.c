@@ -1,4 +1,4 @@
-/* The driver API's host memory, streams, contexts and async copies:
+/* The driver API's host memory, streams and contexts (copies: drvcopy.c):
  * forwarded to the same cache and fences as the runtime's calls.
  *
  * Ownership: whichever pincache wrapper a thread enters first owns the
@@ -151,28 +151,4 @@ PC_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, un
 PC_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
     PC_FORWARD_DRV(cuCtxDestroy_v2, pc_drv_ctx_destroyed(PC_CALL_DRV(cuCtxDestroy_v2, ctx), ctx), ctx);
-}
-
-/* Async copies: the device they run on is in use (fences cover it). */
-#define PC_DRV_COPY(name, s, ...) \
-    PC_FORWARD_DRV(name, (pc_drv_copy_seen(s), PC_CALL_DRV(name, __VA_ARGS__)), __VA_ARGS__)
-
-PC_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
-{
-    PC_DRV_COPY(cuMemcpyHtoDAsync_v2, s, dst, src, n, s);
-}
-
-PC_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
-{
-    PC_DRV_COPY(cuMemcpyDtoHAsync_v2, s, dst, src, n, s);
-}
-
-PC_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream s)
-{
-    PC_DRV_COPY(cuMemcpyHtoDAsync_v2_ptsz, s, dst, src, n, s);
-}
-
-PC_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
-{
-    PC_DRV_COPY(cuMemcpyDtoHAsync_v2_ptsz, s, dst, src, n, s);
 }

@@ -6,7 +6,8 @@
  * The real resolver is asked first; only when it succeeds is its answer
  * replaced, and only where name, version and flags select exactly the ABI
  * of one of pincache's wrappers.  Older ABIs (cuMemAllocHost with a 32-bit
- * size, the CUDA 3.x cuStreamDestroy...) keep the real function. */
+ * size, the CUDA 3.x cuStreamDestroy, cuMemcpyHtoD with a 32-bit count...)
+ * keep the real function. */
 #include "config.h"
 #include <dlfcn.h>
 #include <limits.h>
@@ -21,13 +22,21 @@
 
 /* A request for name with version in [since, until) and, when ptsz is 1,
  * per-thread semantics (0: either) gets fn.  Versions from cudaTypedefs.h
- * (PFN_cuMemAllocHost_v3020, PFN_cuMemcpyHtoDAsync_v7000_ptsz, ...). */
+ * (PFN_cuMemAllocHost_v3020, PFN_cuMemcpy_v4000, PFN_cuMemcpyHtoD_v7000_ptds,
+ * PFN_cuMemcpyHtoDAsync_v7000_ptsz, ...). */
 struct pc_gpa {
     const char *name;
     int since, until;
     int ptsz;           /* 0 any, 1 per-thread only, -1 legacy only */
     void *fn;
 };
+
+/* A name with a per-thread form since 7000 (the _ptds/_ptsz ABIs): before
+ * that a per-thread request gets the legacy form, the only one there was. */
+#define PC_GPA_PT(name, since, legacy, per_thread)                           \
+    { name, since, INT_MAX, -1, (void *)legacy },                            \
+    { name, since, 7000, 1, (void *)legacy },                                \
+    { name, 7000, INT_MAX, 1, (void *)per_thread }
 
 static const struct pc_gpa pc_gpa_tab[] = {
     { "cuCtxCreate", 3020, 11040, 0, (void *)cuCtxCreate_v2 },
@@ -46,12 +55,12 @@ static const struct pc_gpa pc_gpa_tab[] = {
     { "cuMemHostGetFlags", 2030, INT_MAX, 0, (void *)cuMemHostGetFlags },
     { "cuMemHostRegister", 6050, INT_MAX, 0, (void *)cuMemHostRegister_v2 },
     { "cuMemHostUnregister", 4000, INT_MAX, 0, (void *)cuMemHostUnregister },
-    { "cuMemcpyDtoHAsync", 3020, INT_MAX, -1, (void *)cuMemcpyDtoHAsync_v2 },
-    { "cuMemcpyDtoHAsync", 3020, 7000, 1, (void *)cuMemcpyDtoHAsync_v2 },
-    { "cuMemcpyDtoHAsync", 7000, INT_MAX, 1, (void *)cuMemcpyDtoHAsync_v2_ptsz },
-    { "cuMemcpyHtoDAsync", 3020, INT_MAX, -1, (void *)cuMemcpyHtoDAsync_v2 },
-    { "cuMemcpyHtoDAsync", 3020, 7000, 1, (void *)cuMemcpyHtoDAsync_v2 },
-    { "cuMemcpyHtoDAsync", 7000, INT_MAX, 1, (void *)cuMemcpyHtoDAsync_v2_ptsz },
+    PC_GPA_PT("cuMemcpy", 4000, cuMemcpy, cuMemcpy_ptds),
+    PC_GPA_PT("cuMemcpyAsync", 4000, cuMemcpyAsync, cuMemcpyAsync_ptsz),
+    PC_GPA_PT("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds),
+    PC_GPA_PT("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz),
+    PC_GPA_PT("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds),
+    PC_GPA_PT("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz),
     { "cuStreamBeginCapture", 10010, INT_MAX, -1, (void *)cuStreamBeginCapture_v2 },
     { "cuStreamBeginCapture", 10010, INT_MAX, 1, (void *)cuStreamBeginCapture_v2_ptsz },
     { "cuStreamBeginCaptureToGraph", 12030, INT_MAX, -1, (void *)cuStreamBeginCaptureToGraph },

@@ -1,5 +1,5 @@
 /* drv_ext.h - driver and runtime declarations the public headers hide: the
- * per-thread (_ptsz) variants cuda.h and cuda_runtime_api.h declare only to
+ * per-thread (_ptsz, _ptds) variants cuda.h and cuda_runtime_api.h declare only to
  * a translation unit compiled for per-thread default streams, and the
  * CUDA 11 cuGetProcAddress (cuda.h maps the name to _v2).  Same types as
  * the libraries export. */
@@ -7,6 +7,10 @@
 #define PC_DRV_EXT_H
 #include "real/cudart_ext.h"
 
+CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n);
+CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
+CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n);
+CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n);
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream s);
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode);

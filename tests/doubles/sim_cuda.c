@@ -1,7 +1,7 @@
 /* sim_cuda.c - a simulated libcuda.so.1 (test double): the driver API over
  * the simulated device of sim_*.c, built into this library with its own
  * copy of the device state (tests/doubles/README.md).  Only what the tests
- * need: contexts, host memory, streams, events, async copies, and
+ * need: contexts, host memory, streams, events, 1D copies, and
  * cuGetProcAddress.  The device's cuda* entry points stay inside (the
  * version script exports cu* and sim* only), as the real libcuda exports
  * no runtime API; like the real one, no symbol carries a version.
@@ -427,6 +427,46 @@ API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 	return drv(cudaMemcpy(dst, (const void *)(uintptr_t)src, n, cudaMemcpyDeviceToHost));
 }
 
+/* The per-thread forms of the synchronous copies, and the unified ones:
+ * cuMemcpy lets the pointers say the direction (cudaMemcpyDefault). */
+API CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n)
+{
+	NEED_CTX();
+	return drv(cudaMemcpy_ptds((void *)(uintptr_t)dst, src, n, cudaMemcpyHostToDevice));
+}
+
+API CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n)
+{
+	NEED_CTX();
+	return drv(cudaMemcpy_ptds(dst, (const void *)(uintptr_t)src, n, cudaMemcpyDeviceToHost));
+}
+
+API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	NEED_CTX();
+	return drv(cudaMemcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, cudaMemcpyDefault));
+}
+
+API CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	NEED_CTX();
+	return drv(cudaMemcpy_ptds((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, cudaMemcpyDefault));
+}
+
+API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaMemcpyAsync((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, cudaMemcpyDefault,
+				   (cudaStream_t)s));
+}
+
+API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	NEED_CTX();
+	return drv(cudaMemcpyAsync_ptsz((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, cudaMemcpyDefault,
+					(cudaStream_t)s));
+}
+
 /* --- cuGetProcAddress: the variant with the highest version not above the
  * one asked for; with per-thread flags, the _ptsz one where there is one. */
 
@@ -478,7 +518,13 @@ static const struct proc procs[] = {
 	{ "cuMemcpyDtoHAsync", 3020, 0, (void *)cuMemcpyDtoHAsync_v2 },
 	{ "cuMemcpyDtoHAsync", 7000, 1, (void *)cuMemcpyDtoHAsync_v2_ptsz },
 	{ "cuMemcpyHtoD", 3020, 0, (void *)cuMemcpyHtoD_v2 },
+	{ "cuMemcpyHtoD", 7000, 1, (void *)cuMemcpyHtoD_v2_ptds },
 	{ "cuMemcpyDtoH", 3020, 0, (void *)cuMemcpyDtoH_v2 },
+	{ "cuMemcpyDtoH", 7000, 1, (void *)cuMemcpyDtoH_v2_ptds },
+	{ "cuMemcpy", 4000, 0, (void *)cuMemcpy },
+	{ "cuMemcpy", 7000, 1, (void *)cuMemcpy_ptds },
+	{ "cuMemcpyAsync", 4000, 0, (void *)cuMemcpyAsync },
+	{ "cuMemcpyAsync", 7000, 1, (void *)cuMemcpyAsync_ptsz },
 	{ "cuGetProcAddress", 12000, 0, NULL },   /* filled below: itself */
 };
 

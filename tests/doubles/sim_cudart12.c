@@ -37,6 +37,7 @@ static struct {
 	CUresult (*event_destroy)(CUevent);
 	CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*dtoh_async)(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
 	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
 	CUresult (*mem_free)(CUdeviceptr);
 	CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
@@ -67,7 +68,7 @@ static void load(void)
 	GET(event_create, "cuEventCreate"); GET(event_record, "cuEventRecord");
 	GET(event_query, "cuEventQuery"); GET(event_sync, "cuEventSynchronize");
 	GET(event_destroy, "cuEventDestroy"); GET(htod_async, "cuMemcpyHtoDAsync");
-	GET(dtoh_async, "cuMemcpyDtoHAsync"); GET(mem_alloc, "cuMemAlloc");
+	GET(dtoh_async, "cuMemcpyDtoHAsync"); GET(memcpy, "cuMemcpy"); GET(mem_alloc, "cuMemAlloc");
 	GET(mem_free, "cuMemFree");
 	if (!broken && D.init(0) != CUDA_SUCCESS)
 		broken = 1;
@@ -168,6 +169,15 @@ API cudaError_t cudaEventDestroy(cudaEvent_t e) { ENTER(); return err(D.event_de
 
 API cudaError_t cudaMalloc(void **p, size_t n) { ENTER(); return err(D.mem_alloc((CUdeviceptr *)p, n)); }
 API cudaError_t cudaFree(void *p) { ENTER(); return p ? err(D.mem_free((CUdeviceptr)(uintptr_t)p)) : cudaSuccess; }
+
+/* Unified addressing: the driver's cuMemcpy tells the direction. */
+API cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+	ENTER();
+	if ((unsigned)kind > cudaMemcpyDefault)
+		return err(CUDA_ERROR_INVALID_VALUE);
+	return err(D.memcpy((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n));
+}
 
 API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t s)
 {

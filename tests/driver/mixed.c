@@ -9,6 +9,7 @@
  *
  *   mixed R D   (TAP; PINCACHE_LIB_EXPECTED=1 under the shim) */
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,42 @@
 #include <cuda_runtime_api.h>
 #include "../doubles/sim.h"
 #include "../tap.h"
+
+/* MIXED_RT_COPIES runtime copies (cudaMemcpy through the cudart's
+ * cuMemcpy, cudaMemcpyAsync through its cuMemcpyHtoDAsync/DtoHAsync) and
+ * MIXED_DRV_COPIES driver ones, MIXED_COPY bytes each: mixed.sh expects
+ * each counted once. */
+#define MIXED_COPY 4096
+static void copies(CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *))
+{
+	CUresult (*htod)(CUdeviceptr, const void *, size_t) = NULL, (*dtoh)(void *, CUdeviceptr, size_t) = NULL;
+	static unsigned char a[MIXED_COPY], b[MIXED_COPY];
+	int errors = 0;
+	void *d;
+
+	for (int i = 0; i < MIXED_COPY; i++)
+		a[i] = (unsigned char)(i * 7 + 3);
+	if (cudaMalloc(&d, MIXED_COPY) != cudaSuccess ||
+	    gpa("cuMemcpyHtoD", (void **)&htod, 12080, 0, NULL) != CUDA_SUCCESS ||
+	    gpa("cuMemcpyDtoH", (void **)&dtoh, 12080, 0, NULL) != CUDA_SUCCESS) {
+		ok(0, "device memory and the driver's copies");
+		return;
+	}
+	for (int i = 0; i < 3; i++) {   /* 6 runtime copies, 2 of them async */
+		errors += (i == 2 ? cudaMemcpyAsync(d, a, MIXED_COPY, cudaMemcpyHostToDevice, 0)
+			   : cudaMemcpy(d, a, MIXED_COPY, cudaMemcpyHostToDevice)) != cudaSuccess;
+		memset(b, 0, sizeof b);
+		errors += (i == 2 ? cudaMemcpyAsync(b, d, MIXED_COPY, cudaMemcpyDeviceToHost, 0)
+			   : cudaMemcpy(b, d, MIXED_COPY, cudaMemcpyDeviceToHost)) != cudaSuccess;
+		errors += cudaDeviceSynchronize() != cudaSuccess || memcmp(a, b, sizeof a) != 0;
+	}
+	for (int i = 0; i < 2; i++) {   /* 4 driver copies */
+		memset(b, 0, sizeof b);
+		errors += htod((CUdeviceptr)(uintptr_t)d, a, MIXED_COPY) != CUDA_SUCCESS;
+		errors += dtoh(b, (CUdeviceptr)(uintptr_t)d, MIXED_COPY) != CUDA_SUCCESS || memcmp(a, b, sizeof a) != 0;
+	}
+	is_int(errors, 0, "6 runtime and 4 driver copies, bytes intact");
+}
 
 int main(int argc, char **argv)
 {
@@ -55,6 +92,7 @@ int main(int argc, char **argv)
 		errors += free_host(p) != CUDA_SUCCESS;
 	}
 	is_int(errors, 0, "%d runtime and %d driver allocations, frees and flag queries", nr, nd);
+	copies(gpa);
 	counters(&sc);
 	diag("real host allocations: %llu", sc.host_allocs);
 	if (getenv("PINCACHE_LIB_EXPECTED"))

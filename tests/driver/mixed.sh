@@ -2,7 +2,8 @@
 # mixed: runtime (a libcudart.so.12 that calls the driver through
 # cuGetProcAddress pointers) and driver calls in one process: each call is
 # counted once in the report, whichever API the program used, although the
-# runtime's own driver calls reach pincache's driver wrappers too.
+# runtime's own driver calls (allocations, frees, copies) reach pincache's
+# driver wrappers too.
 . "$top_srcdir/tests/driver/common.sh"
 
 R=40
@@ -20,6 +21,12 @@ if jcheck_ok && report_ok "$SIM_TMP/mixed.json"; then
 	tap_eq "$(jget "$j" apis.cudaHostAlloc.calls)" $((R + D)) "report: cudaHostAlloc + cuMemHostAlloc calls"
 	tap_eq "$(jget "$j" apis.cudaFreeHost.calls)" $((R + D)) "report: cudaFreeHost + cuMemFreeHost calls"
 	tap_eq "$(jget "$j" stats.free_cached)" $((R + D)) "report: every free kept in the cache"
+	# mixed.c's copies(): 6 runtime copies whose cudart copies through the
+	# driver, and 4 driver ones, 4096 bytes each.
+	tap_eq "$(jget "$j" stats.memcpy_calls)" 10 "report: runtime and driver copies counted once each"
+	tap_eq "$(jget "$j" stats.memcpy_bytes)" $((10 * 4096)) "report: ... with their bytes"
+	tap_eq "$(jget "$j" apis.cudaMemcpy.calls)+$(jget "$j" apis.cudaMemcpyAsync.calls)" 8+2 \
+		"report: cudaMemcpy + cuMemcpyHtoD/DtoH calls, and cudaMemcpyAsync"
 else
 	tap_skip "report checks need tests/diag/jcheck (jansson)"
 fi

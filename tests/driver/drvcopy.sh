@@ -1,0 +1,31 @@
+#!/bin/sh
+# drvcopy: the driver's 1D copies, reached through cuGetProcAddress as a
+# static cudart reaches them (legacy and per-thread forms), are served by
+# pincache's wrappers, keep their bytes and results, and each is counted
+# once in the report with its bytes (issue 17: a static program's copies
+# were not counted at all).
+. "$top_srcdir/tests/driver/common.sh"
+
+tap_program "plain" plain "$DRV_BIN/drv_copy"
+if ! have_shim; then
+	tap_skip "shim: libpincache.so not built"
+	tap_done
+	exit 0
+fi
+drv_shim "shim" "$SIM_TMP/copy.json" "$DRV_BIN/drv_copy"
+if jcheck_ok && report_ok "$SIM_TMP/copy.json"; then
+	j=$SIM_TMP/copy.json
+	# drv_copy.c: 6 copies of 65536 bytes (legacy), 6 of 40000 (per-thread),
+	# half of each synchronous; one failed cuMemcpyHtoD of 16.
+	tap_eq "$(jget "$j" stats.memcpy_calls)" 13 "report: every driver copy counted once"
+	tap_eq "$(jget "$j" stats.memcpy_bytes)" $((6 * 65536 + 6 * 40000 + 16)) "report: ... with its bytes"
+	tap_eq "$(jget "$j" apis.cudaMemcpy.calls)" 7 "report: the synchronous ones as cudaMemcpy"
+	tap_eq "$(jget "$j" apis.cudaMemcpy.bytes)" $((3 * 65536 + 3 * 40000 + 16)) "report: ... with their bytes"
+	tap_eq "$(jget "$j" apis.cudaMemcpyAsync.calls)" 6 "report: the async ones as cudaMemcpyAsync"
+	tap_eq "$(jget "$j" apis.cudaMemcpyAsync.bytes)" $((3 * 65536 + 3 * 40000)) "report: ... with their bytes"
+else
+	tap_skip "report checks need tests/diag/jcheck (jansson)"
+fi
+# Mode off: nothing counted, everything still forwarded.
+PINCACHE_MODE=off PINCACHE_LIB_EXPECTED=1 PINCACHE_REPORT=off tap_program "mode off" shim "$DRV_BIN/drv_copy"
+tap_done
