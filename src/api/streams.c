@@ -85,9 +85,9 @@ void pc_drv_copy_seen(CUstream s)
 }
 
 /* Device dev's primary context is about to be destroyed, and with it its
- * streams, events and pinned allocations; nothing of other devices'. */
-/* Every module's forgetting of a device, handed down by init.c (its life
- * cycle table's device_lost column). */
+ * streams, events and pinned allocations; nothing of other devices'.
+ * Every module's forgetting of a device is handed down by init.c (its
+ * life-cycle table's device_lost column). */
 static void (*pc_device_lost)(int dev);
 
 void pc_streams_set_device_lost(void (*lost)(int dev))
