@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "util/log.h"
+#include "util/options.h"
 #include "util/outfile.h"
 #include "tap.h"
 
