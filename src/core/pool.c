@@ -354,7 +354,8 @@ int pc_pool_forget(struct pc_pool *p, void *ptr)
     return 0;
 }
 
-void pc_pool_trim(struct pc_pool *p, size_t target)
+/* for_cap: the cap made us release (the report's advice tells the reasons apart). */
+static void pc_trim(struct pc_pool *p, size_t target, int for_cap)
 {
     struct pc_block *victims = NULL, *b;
 
@@ -374,10 +375,19 @@ void pc_pool_trim(struct pc_pool *p, size_t target)
         p->ops->release(p->ctx, b->ptr, b->size);
         PC_STAT_INC(trim_blocks);
         PC_STAT_ADD(real_free_bytes, b->size);
+        if (for_cap) {
+            PC_STAT_INC(trim_cap_blocks);
+            PC_STAT_ADD(trim_cap_bytes, b->size);
+        }
         PC_GAUGE_ADD(cached_bytes, -(int64_t)b->size);
         PC_GAUGE_ADD(held_bytes, -(int64_t)b->size);
         free(b);
     }
+}
+
+void pc_pool_trim(struct pc_pool *p, size_t target)
+{
+    pc_trim(p, target, 0);
 }
 
 void pc_pool_enforce_cap(struct pc_pool *p)
@@ -391,7 +401,7 @@ void pc_pool_enforce_cap(struct pc_pool *p)
         return;
     if (cached <= p->max_cached + p->max_cached / 8 && !p->ops->device_idle(p->ctx))
         return;
-    pc_pool_trim(p, p->max_cached);
+    pc_trim(p, p->max_cached, 1);
 }
 
 void pc_pool_drop_home(struct pc_pool *p, unsigned home)

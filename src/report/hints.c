@@ -70,20 +70,21 @@ void pc_report_hints(struct pc_emitter *e, const struct pc_report *r)
         pc_emit_line(e, "%s real pinned allocations failed: pinned host memory is short; lower "
                         "PINCACHE_MAX_CACHED (now %s) or free pinned buffers sooner",
                      pc_hu(&a, PC_EMIT_COUNT, st->real_alloc_fail), cap);
-    } else if (!r->observe && st->trim_blocks && n++ < PC_REPORT_MAX_HINTS) {
-        /* Enough to have kept everything that was trimmed, in round units,
-         * and never below the cap in force. */
+    } else if (!r->observe && st->trim_cap_blocks && n++ < PC_REPORT_MAX_HINTS) {
+        /* Enough to have kept everything the cap released, in round units,
+         * and never below the cap in force.  Releases made to stay near what
+         * the program holds (the headroom) are by design: no advice. */
         uint64_t peak = st->cached_bytes_peak > 0 ? (uint64_t)st->cached_bytes_peak : 0;
         uint64_t want = (peak > r->info->max_cached ? peak : r->info->max_cached) +
-                        st->real_free_bytes;
+                        st->trim_cap_bytes;
         uint64_t unit = want >= (1ull << 30) ? (1ull << 30) : (1ull << 20);
         char size[32];
         want = (want + unit - 1) / unit * unit;
         pc_format_size(size, sizeof size, (size_t)want);
         pc_emit_line(e, "the cache hit its cap and released %s idle blocks (%s) with cudaFreeHost; "
                         "raise PINCACHE_MAX_CACHED to %s",
-                     pc_hu(&a, PC_EMIT_COUNT, st->trim_blocks),
-                     pc_hu(&b, PC_EMIT_BYTES, st->real_free_bytes), size);
+                     pc_hu(&a, PC_EMIT_COUNT, st->trim_cap_blocks),
+                     pc_hu(&b, PC_EMIT_BYTES, st->trim_cap_bytes), size);
     }
     int fork_hint = st->forks_registered &&
                     st->fork_registered_bytes >= st->forks_registered * PC_HINT_FORK_MIN;
