@@ -21,6 +21,7 @@
 #include "core/fence.h"
 #include "diag/cupti.h"
 #include "diag/diag.h"
+#include "diag/shadow.h"
 #include "diag/trace.h"
 
 
@@ -64,6 +65,7 @@ static const struct pc_module pc_modules[] = {
     { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device },
     { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL },
     { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL },
+    { "shadow",   NULL,           NULL,                    pc_shadow_after_fork_child,   NULL },
     { "trace",    pc_trace_start, NULL,                    pc_trace_after_fork_child,    NULL },
     { "cupti",    NULL,           NULL,                    pc_cupti_after_fork_child,    NULL },
 };
