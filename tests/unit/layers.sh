@@ -75,6 +75,8 @@ else
         d=${o%/.libs/*}; d=${d#"$top_builddir/src"}; d=${d#/}
         b=${o##*/.libs/}; b=${b#libpincache_la-}; b=${b#libpccommon_la-}; b=${b%.o}
         m=${d:+$d/}$b
+        # an object left over from a file since moved or removed is not the library's
+        [ -f "$src/$m.c" ] || continue
         nm "$o" | awk -v m="$m" '$2 ~ /^[TDBRVW]$/ && $3 ~ /^pc/ { print "def", m, $3 }
                                   $1 == "U" && $2 ~ /^pc/ { print "use", m, $2 }'
     done >"$tmp/syms"
