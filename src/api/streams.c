@@ -11,7 +11,6 @@
 #include "core/cache.h"
 #include "core/pool.h"
 #include "real/real.h"
-#include "stage/stage.h"
 
 /* --- streams --- */
 
@@ -109,9 +108,12 @@ cudaError_t pc_device_reset(void)
     int dev = -1;
 
     if (pc_state.mode != PC_MODE_OFF && !pc_state.forked_child) {
-        pc_stage_device_reset();
+        cudaError_t pending = PC_CALL_REAL(cudaPeekAtLastError);
+
         if (PC_CALL_REAL(cudaGetDevice, &dev) == cudaSuccess)
-            pc_forget_device(dev);
+            pc_forget_device(dev);            /* the rings, blocks and events die with it */
+        else if (pending == cudaSuccess)
+            PC_CALL_REAL(cudaGetLastError);   /* our failed question: the program's last error stays */
     }
     return PC_CALL_REAL(cudaDeviceReset);
 }

@@ -97,7 +97,7 @@ unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
 }
 
 /* cudaDeviceReset takes the ring's pinned memory and events with the
- * context.  pc_stage_device_reset forgets the ring before a reset made
+ * context.  pc_stage_forget_device forgets the ring before a reset made
  * through us; this catches the others (a driver-level reset): a ring whose
  * first chunk is no longer pinned memory is dropped (never touched again,
  * not freed) and built anew. */

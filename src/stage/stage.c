@@ -129,22 +129,6 @@ void pc_stage_done(const struct pc_staged *st, size_t n)
     }
 }
 
-void pc_stage_device_reset(void)
-{
-    cudaError_t pending;
-    int dev = -1;
-
-    if (pc_state.forked_child)
-        return;
-    pending = PC_CALL_REAL(cudaPeekAtLastError);
-    if (PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess) {
-        if (pending == cudaSuccess)
-            pc_clear_own_error();
-        return;
-    }
-    pc_stage_forget_device(dev);
-}
-
 void pc_stage_forget_device(int dev)
 {
     if (pc_state.forked_child || dev < 0 || dev >= PC_STAGE_MAX_DEV)

@@ -37,10 +37,8 @@ void pc_stage_done(const struct pc_staged *st, size_t n);
  * copy threads are stage_threads.h's). */
 void pc_stage_after_fork_child(void);
 
-/* Before the real cudaDeviceReset: the current device's ring (pinned chunks
- * and events) dies with its context; forget it. */
-void pc_stage_device_reset(void);
-/* The same for device dev (its primary context is destroyed). */
+/* Device dev's primary context is destroyed (a device reset): its ring
+ * (pinned chunks and events) dies with it; forget it. */
 void pc_stage_forget_device(int dev);
 
 #endif
