@@ -57,7 +57,10 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
     if (pc_state.mode != PC_MODE_OFF) {
         PC_STAT_INC(memcpy_calls);
         PC_STAT_ADD(memcpy_bytes, n);
-        if (pc_cache_owns(src) || pc_cache_owns(dst))
+        /* Looked up once: the classifier takes the cache's blocks from here. */
+        c.s.cached = pc_cache_owns(src);
+        c.d.cached = pc_cache_owns(dst);
+        if (c.s.cached || c.d.cached)
             PC_STAT_INC(memcpy_cached_src);
         pc_copy_classify(&c);
         pc_diag_copy(&c);

@@ -3,15 +3,12 @@
 #include "config.h"
 #include <string.h>
 #include "core/memkind.h"
-#include "core/cache.h"
 #include "real/real.h"
 
 enum pc_mem pc_mem_classify(const void *p, int *device)
 {
     struct cudaPointerAttributes a;
 
-    if (pc_cache_owns(p))
-        return PC_MEM_PINNED;       /* a lookup is cheaper than a query */
     memset(&a, 0, sizeof a);
     if (PC_CALL_REAL(cudaPointerGetAttributes, &a, p) != cudaSuccess) {
         PC_CALL_REAL(cudaGetLastError);   /* ours: nothing was pending */

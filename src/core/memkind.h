@@ -14,21 +14,22 @@ enum pc_mem {
 /* One side of a copy. */
 struct pc_mem_side {
     const void *p;
+    int cached;              /* one of the cache's blocks (the caller looked it up) */
     enum pc_mem kind;        /* PC_MEM_UNASKED until pc_mem_of */
     int device;              /* PC_MEM_DEVICE: its device */
 };
 
-/* The cache's own blocks by lookup (pinned), anything else by one
- * cudaPointerGetAttributes.  Call with no CUDA error pending: an error from
- * the query is ours, and cleared (older runtimes answer pageable memory so,
- * instead of cudaMemoryTypeUnregistered). */
+/* One cudaPointerGetAttributes.  Call with no CUDA error pending: an error
+ * from the query is ours, and cleared (older runtimes answer pageable memory
+ * so, instead of cudaMemoryTypeUnregistered). */
 enum pc_mem pc_mem_classify(const void *p, int *device);
 
-/* s's kind, classified on the first call only. */
+/* s's kind, decided on the first call only: the cache's own blocks are
+ * pinned without a query. */
 static inline enum pc_mem pc_mem_of(struct pc_mem_side *s)
 {
     if (s->kind == PC_MEM_UNASKED)
-        s->kind = pc_mem_classify(s->p, &s->device);
+        s->kind = s->cached ? PC_MEM_PINNED : pc_mem_classify(s->p, &s->device);
     return s->kind;
 }
 
