@@ -1,7 +1,9 @@
-/* copy.c - host<->device copies: counted, each side's memory kind decided
- * once (core/memkind.h) for the accounting and for staging, then staged or
- * passed to the runtime here, so that the interposition layer stays a
- * forwarder and staging never calls the runtime's copy itself. */
+/* copy.c - host<->device copies, the runtime's and the driver's 1D ones
+ * through one policy: counted, each side's memory kind decided once
+ * (core/memkind.h) for the accounting and for staging, then staged or
+ * passed to the real copy of the call's flavour here, so that the
+ * interposition layer stays a forwarder and staging never makes a copy of
+ * the program's itself. */
 #include "config.h"
 #include "api/copy.h"
 #include "api/streams.h"
@@ -13,13 +15,6 @@
 #include "util/stats.h"
 #include "diag/diag.h"
 #include "core/cache.h"
-
-/* The real runtime's copy for that call shape. */
-static cudaError_t pc_copy_real(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                                cudaStream_t stream, enum pc_copy_how how)
-{
-    return (cudaError_t)pc_flavour_rt.copy(dst, src, n, kind, stream, how);
-}
 
 /* Classify the host side(s) of c, where the accounting or staging will look
  * at them: H2D the source, D2H the destination, cudaMemcpyDefault both.
@@ -44,44 +39,65 @@ static void pc_copy_classify(struct pc_copy *c)
         pc_mem_of(&c->d);
 }
 
-cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                      cudaStream_t stream, enum pc_copy_how how)
+/* A 1D host copy of either flavour: counted, each side classified once,
+ * staged where pageable, the rest and everything else made by fl's real
+ * copy.  The result is in fl's codes. */
+static int pc_copy_run(struct pc_copy *c, const struct pc_flavour *fl)
 {
-    struct pc_copy c = { .dst = dst, .src = src, .n = n, .kind = kind, .stream = stream, .how = how,
-                         .s = { .p = src }, .d = { .p = dst } };
     struct pc_staged st;
-    cudaError_t r;
+    int r;
     uint64_t t0;
 
+    c->real = fl->copy;
     pc_mark_used();
     if (pc_state.mode != PC_MODE_OFF) {
         PC_STAT_INC(memcpy_calls);
-        PC_STAT_ADD(memcpy_bytes, n);
+        PC_STAT_ADD(memcpy_bytes, c->n);
         /* Looked up once: the classifier takes the cache's blocks from here. */
-        c.s.cached = pc_cache_owns(src);
-        c.d.cached = pc_cache_owns(dst);
-        if (c.s.cached || c.d.cached)
+        c->s.cached = pc_cache_owns(c->src);
+        c->d.cached = pc_cache_owns(c->dst);
+        if (c->s.cached || c->d.cached)
             PC_STAT_INC(memcpy_cached_src);
-        pc_copy_classify(&c);
-        pc_diag_copy(&c);
-        if (how == PC_COPY_ASYNC || how == PC_COPY_ASYNC_PTSZ)
-            pc_stream_seen(stream);
+        pc_copy_classify(c);
+        pc_diag_copy(c);
+        if (c->clean && pc_stage_considers(c->n))
+            c->foreign_ctx = pc_ctx_created_current();
     }
-    switch (pc_stage_copy(&c, &st)) {
+    switch (pc_stage_copy(c, &st)) {
     case PC_STAGE_DONE:
         r = st.err;
-        if (st.redo < n)     /* the rest is the runtime's */
-            r = pc_copy_real((char *)dst + st.redo, (const char *)src + st.redo, n - st.redo, kind,
-                             st.stream, st.how);
-        pc_stage_done(&st, n);
+        if (st.redo < c->n)  /* the rest is the real copy's */
+            r = fl->copy((char *)c->dst + st.redo, (const char *)c->src + st.redo, c->n - st.redo, c->kind,
+                         (void *)st.stream, st.how);
+        pc_stage_done(&st, c->n);
+        /* A driver copy leaves the runtime's last error as it found it
+         * (none: checked), whatever staging's own calls left there. */
+        if (!fl->runtime)
+            PC_CALL_REAL(cudaGetLastError);
         return r;
-    case PC_STAGE_PASS:      /* a pageable copy left to the runtime: timed for the report */
+    case PC_STAGE_PASS:      /* a pageable copy left to the real one: timed for the report */
         t0 = pc_now_ns();
-        r = pc_copy_real(dst, src, n, kind, stream, how);
-        pc_stage_passed(&st, n, pc_now_ns() - t0);
+        r = fl->copy(c->dst, c->src, c->n, c->kind, (void *)c->stream, c->how);
+        pc_stage_passed(&st, c->n, pc_now_ns() - t0);
+        if (!fl->runtime)
+            PC_CALL_REAL(cudaGetLastError);
         return r;
     }
-    return pc_copy_real(dst, src, n, kind, stream, how);
+    return fl->copy(c->dst, c->src, c->n, c->kind, (void *)c->stream, c->how);
+}
+
+#define PC_COPY_INIT(dst_, src_, n_, kind_, stream_, how_)                                  \
+    { .dst = (dst_), .src = (src_), .n = (n_), .kind = (kind_), .stream = (cudaStream_t)(stream_), \
+      .how = (how_), .s = { .p = (src_) }, .d = { .p = (dst_) } }
+
+cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                      cudaStream_t stream, enum pc_copy_how how)
+{
+    struct pc_copy c = PC_COPY_INIT(dst, src, n, kind, stream, how);
+
+    if (pc_state.mode != PC_MODE_OFF && (how == PC_COPY_ASYNC || how == PC_COPY_ASYNC_PTSZ))
+        pc_stream_seen(stream);
+    return (cudaError_t)pc_copy_run(&c, &pc_flavour_rt);
 }
 
 void pc_copy_seen(size_t bytes)
@@ -94,13 +110,14 @@ void pc_copy_seen(size_t bytes)
 }
 
 /* A driver 1D copy (cuMemcpy, HtoD, DtoH, their Async and per-thread
- * forms): counted as the runtime's are, its context's device in use for the
- * fences, then the real one.  Neither classified nor staged yet (issue 17):
- * no CUDA call of its own beyond pc_drv_copy_seen's. */
+ * forms): its context's device in use for the fences, then counted,
+ * classified and staged as the runtime's are (a static cudart's
+ * cudaMemcpy arrives here), its DMAs and the rest the driver's own. */
 CUresult pc_drv_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, CUstream s,
                        enum pc_copy_how how)
 {
-    pc_copy_seen(n);
+    struct pc_copy c = PC_COPY_INIT(dst, src, n, kind, s, how);
+
     pc_drv_copy_seen(how == PC_COPY_SYNC_PTDS ? CU_STREAM_PER_THREAD : s);
-    return (CUresult)pc_flavour_drv.copy(dst, src, n, kind, s, how);
+    return (CUresult)pc_copy_run(&c, &pc_flavour_drv);
 }

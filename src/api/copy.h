@@ -12,7 +12,8 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
 /* Other copy shapes (2D, 3D, peer, symbol): counted, then forwarded. */
 void pc_copy_seen(size_t bytes);
 /* A driver 1D copy, kind naming its direction (cudaMemcpyDefault: cuMemcpy)
- * and s its stream (0 for the synchronous ones): counted, then forwarded. */
+ * and s its stream (0 for the synchronous ones): counted, accounted by
+ * memory kind, staged when pageable, as pc_memcpy; in the driver's codes. */
 CUresult pc_drv_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, CUstream s,
                        enum pc_copy_how how);
 

@@ -10,6 +10,13 @@
 
 enum pc_copy_how { PC_COPY_SYNC, PC_COPY_SYNC_PTDS, PC_COPY_ASYNC, PC_COPY_ASYNC_PTSZ };
 
+/* The real 1D copy of the flavour a copy came in by (api/flavour.h): the
+ * runtime's cudaMemcpy family or the driver's cuMemcpy{,HtoD,DtoH}, so that
+ * staging's DMAs answer in that flavour's codes.  s: a cudaStream_t or a
+ * CUstream (the same handles). */
+typedef int (*pc_copy_fn)(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, void *s,
+                          enum pc_copy_how how);
+
 struct pc_copy {
     void *dst;
     const void *src;
@@ -17,7 +24,9 @@ struct pc_copy {
     enum cudaMemcpyKind kind;
     cudaStream_t stream;
     enum pc_copy_how how;
+    pc_copy_fn real;         /* the real copy of the call's flavour */
     int clean;               /* checked: no CUDA error pending, n and both pointers set */
+    int foreign_ctx;         /* a context the program created is current: its streams are not the ring's */
     struct pc_mem_side s, d; /* source and destination */
 };
 

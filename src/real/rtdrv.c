@@ -1,7 +1,7 @@
 /* rtdrv.c - the runtime calls pincache makes for itself (fences, last
- * error), built on the driver, for a process that has no libcudart at all:
- * a program built with nvcc's default static cudart, or a driver-API
- * program (Numba, JAX).  real.c hands them out only then.
+ * error, staging's ring, pointer kinds and stream checks), built on the
+ * driver, for a process that has no libcudart at all: a program built with
+ * nvcc's default static cudart, or a driver-API program (Numba, JAX).  real.c hands them out only then.
  *
  * The runtime's view is the driver's current context: the device is the
  * current context's, and switching device makes that device's primary
@@ -9,6 +9,7 @@
  * started on restores the context it had (fence.c switches away and back).
  * A CUdevice is taken to be the device ordinal, as cuDeviceGet returns. */
 #include "config.h"
+#include <stdint.h>
 #include <string.h>
 #include "real/real.h"
 #include "real/rtdrv.h"
@@ -96,6 +97,64 @@ static cudaError_t pc_rt_stream_query(cudaStream_t s)
     return pc_rt_err(PC_CALL_DRV(cuStreamQuery, (CUstream)s));
 }
 
+static cudaError_t pc_rt_stream_synchronize(cudaStream_t s)
+{
+    return pc_rt_err(PC_CALL_DRV(cuStreamSynchronize, (CUstream)s));
+}
+
+static cudaError_t pc_rt_stream_get_flags(cudaStream_t s, unsigned int *flags)
+{
+    return pc_rt_err(PC_CALL_DRV(cuStreamGetFlags, (CUstream)s, flags));
+}
+
+/* A CUdevice is the ordinal (above). */
+static cudaError_t pc_rt_stream_get_device(cudaStream_t s, int *dev)
+{
+    CUdevice d = -1;
+    CUresult r = PC_CALL_DRV(cuStreamGetDevice, (CUstream)s, &d);
+
+    if (r == CUDA_SUCCESS && dev)
+        *dev = (int)d;
+    return pc_rt_err(r);
+}
+
+/* The capture statuses are the same numbers in both. */
+static cudaError_t pc_rt_stream_is_capturing(cudaStream_t s, enum cudaStreamCaptureStatus *st)
+{
+    return pc_rt_err(PC_CALL_DRV(cuStreamIsCapturing, (CUstream)s, (CUstreamCaptureStatus *)st));
+}
+
+/* The flag bits are the same (api/flavour.h asserts it). */
+static cudaError_t pc_rt_host_alloc(void **p, size_t n, unsigned int flags)
+{
+    return pc_rt_err(PC_CALL_DRV(cuMemHostAlloc, p, n, flags));
+}
+
+/* What pincache reads of a pointer: its type and device.  The driver's
+ * plural query answers memory it does not know with success and empty
+ * attributes, which is the runtime's cudaMemoryTypeUnregistered. */
+static cudaError_t pc_rt_pointer_get_attributes(struct cudaPointerAttributes *a, const void *p)
+{
+    CUpointer_attribute which[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL };
+    unsigned int type = 0, managed = 0;
+    int dev = -1;
+    void *data[] = { &type, &managed, &dev };
+    CUresult r;
+
+    if (!a)
+        return cudaErrorInvalidValue;
+    r = PC_CALL_DRV(cuPointerGetAttributes, 3, which, data, (CUdeviceptr)(uintptr_t)p);
+    if (r != CUDA_SUCCESS)
+        return pc_rt_err(r);
+    memset(a, 0, sizeof *a);
+    a->type = managed ? cudaMemoryTypeManaged
+            : type == CU_MEMORYTYPE_HOST ? cudaMemoryTypeHost
+            : type == CU_MEMORYTYPE_DEVICE ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+    a->device = a->type == cudaMemoryTypeUnregistered ? -1 : dev;
+    return cudaSuccess;
+}
+
 /* The driver keeps no last error: nothing is ever pending. */
 static cudaError_t pc_rt_no_error(void)
 {
@@ -113,6 +172,12 @@ void *pc_rtdrv_standin(const char *name)
         { "cudaEventSynchronize", (void *)pc_rt_event_synchronize },
         { "cudaEventDestroy", (void *)pc_rt_event_destroy },
         { "cudaStreamQuery", (void *)pc_rt_stream_query },
+        { "cudaStreamSynchronize", (void *)pc_rt_stream_synchronize },
+        { "cudaStreamGetFlags", (void *)pc_rt_stream_get_flags },
+        { "cudaStreamGetDevice", (void *)pc_rt_stream_get_device },
+        { "cudaStreamIsCapturing", (void *)pc_rt_stream_is_capturing },
+        { "cudaHostAlloc", (void *)pc_rt_host_alloc },
+        { "cudaPointerGetAttributes", (void *)pc_rt_pointer_get_attributes },
         { "cudaGetLastError", (void *)pc_rt_no_error },
         { "cudaPeekAtLastError", (void *)pc_rt_no_error },
     };

@@ -15,14 +15,14 @@
 #define PC_STAGE_MIN_PIECE (256u << 10)
 
 /* Queue one piece's DMA on p's stream, and slot s's event after it.
- * 0: queued; 1: the DMA failed (*err is the runtime's answer for this
- * copy); -1: the record failed (*err): the piece is queued, but when it is
+ * 0: queued; 1: the DMA failed (*err is the runtime's or the driver's
+ * answer for this copy, as it came in); -1: the record failed (*err): the piece is queued, but when it is
  * done cannot be told. */
 static int pc_dma(const struct pc_plan *p, struct pc_slot *s, void *to, const void *from, size_t len,
                   cudaError_t *err)
 {
-    *err = PC_CALL_REAL(cudaMemcpyAsync, to, from, len,
-                        p->h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, p->h);
+    *err = (cudaError_t)p->real(to, from, len, p->h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                                (void *)p->h, PC_COPY_ASYNC);
     if (*err != cudaSuccess)
         return 1;
     *err = PC_CALL_REAL(cudaEventRecord, s->ev, p->h);

@@ -19,6 +19,7 @@ struct pc_plan {
     int devno;               /* device of dev */
     cudaStream_t h;          /* explicit stream: 0 resolved to legacy or per-thread */
     int legacy_idle;         /* cudaMemcpy_ptds: the legacy stream had no work when it was read */
+    pc_copy_fn real;         /* the DMAs: the copy's own flavour (runtime or driver) */
 };
 
 /* The program had no error pending when we started (checked), so any error

@@ -57,12 +57,16 @@ int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
     if (!c->clean)
         return PC_STAGE_NO;
     memset(&p, 0, sizeof p);
+    p.real = c->real;
     k = pc_plan_classify(&p, c);
     if (k == PC_SKIP)
         return PC_STAGE_NO;
     memset(st, 0, sizeof *st);
     st->h2d = p.h2d;
-    if (k == PC_STAGE && pc_state.mode == PC_MODE_CACHE && pc_plan_stream_ok(&p, c->stream, c->how) &&
+    /* A created context's streams and memory are not the ring's (its events
+     * belong to the primary context): the runtime's copy. */
+    if (k == PC_STAGE && pc_state.mode == PC_MODE_CACHE && !c->foreign_ctx &&
+        pc_plan_stream_ok(&p, c->stream, c->how) &&
         (!pc_rt_reads_after_stream(&p) || pc_order_wait(&p) == 0)) {
         uint64_t t0 = pc_now_ns();
 

@@ -379,6 +379,70 @@ API CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 	return drv(cudaStreamIsCapturing((cudaStream_t)s, (enum cudaStreamCaptureStatus *)st));
 }
 
+API CUresult cuStreamGetDevice(CUstream s, CUdevice *dev)
+{
+	int d = -1;
+	CUresult r;
+
+	NEED_CTX();
+	if (!dev)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = drv(cudaStreamGetDevice((cudaStream_t)s, &d));
+	if (r == CUDA_SUCCESS)
+		*dev = d;
+	return r;
+}
+
+/* --- pointers: the plural query answers memory it does not know with
+ * success and empty attributes (the CUDA documentation); the memory type,
+ * managed flag and device ordinal only. */
+
+API CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *which, void **data, CUdeviceptr p)
+{
+	struct cudaPointerAttributes a;
+
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!n || !which || !data)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof a);
+	if (cudaPointerGetAttributes(&a, (const void *)(uintptr_t)p) != cudaSuccess) {
+		cudaGetLastError();
+		a.type = cudaMemoryTypeUnregistered;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		int known = a.type != cudaMemoryTypeUnregistered;
+		switch (which[i]) {
+		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+			*(unsigned int *)data[i] = !known ? 0
+				: a.type == cudaMemoryTypeDevice ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+			break;
+		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+			*(unsigned int *)data[i] = a.type == cudaMemoryTypeManaged;
+			break;
+		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+			*(int *)data[i] = known ? a.device : -2;
+			break;
+		default:
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+/* The runtime double's entry point of the same name: the cudaMalloc
+ * allocation holding a pointer. */
+API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	CUresult (*fn)(CUdeviceptr *, size_t *, CUdeviceptr) = NULL;
+	enum cudaDriverEntryPointQueryResult st;
+
+	NEED_CTX();
+	if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", (void **)&fn, 3020, 0, &st) != cudaSuccess || !fn)
+		return CUDA_ERROR_NOT_FOUND;
+	return fn(base, size, p);
+}
+
 /* Every stream of the context's device, whoever made it. */
 API CUresult cuCtxRecordEvent(CUcontext ctx, CUevent e)
 {
@@ -504,6 +568,9 @@ static const struct proc procs[] = {
 	{ "cuCtxGetStreamPriorityRange", 5050, 0, (void *)cuCtxGetStreamPriorityRange },
 	{ "cuStreamSynchronize", 2000, 0, (void *)cuStreamSynchronize },
 	{ "cuStreamGetFlags", 5050, 0, (void *)cuStreamGetFlags },
+	{ "cuStreamGetDevice", 12080, 0, (void *)cuStreamGetDevice },
+	{ "cuPointerGetAttributes", 7000, 0, (void *)cuPointerGetAttributes },
+	{ "cuMemGetAddressRange", 3020, 0, (void *)cuMemGetAddressRange_v2 },
 	{ "cuEventCreate", 2000, 0, (void *)cuEventCreate },
 	{ "cuEventRecord", 2000, 0, (void *)cuEventRecord },
 	{ "cuEventQuery", 2000, 0, (void *)cuEventQuery },

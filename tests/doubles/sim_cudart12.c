@@ -40,6 +40,9 @@ static struct {
 	CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
 	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
 	CUresult (*mem_free)(CUdeviceptr);
+	CUresult (*ptr_attrs)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
+	CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*stream_dev)(CUstream, CUdevice *);
 	CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 } D;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -69,7 +72,8 @@ static void load(void)
 	GET(event_query, "cuEventQuery"); GET(event_sync, "cuEventSynchronize");
 	GET(event_destroy, "cuEventDestroy"); GET(htod_async, "cuMemcpyHtoDAsync");
 	GET(dtoh_async, "cuMemcpyDtoHAsync"); GET(memcpy, "cuMemcpy"); GET(mem_alloc, "cuMemAlloc");
-	GET(mem_free, "cuMemFree");
+	GET(mem_free, "cuMemFree"); GET(ptr_attrs, "cuPointerGetAttributes");
+	GET(capturing, "cuStreamIsCapturing"); GET(stream_dev, "cuStreamGetDevice");
 	if (!broken && D.init(0) != CUDA_SUCCESS)
 		broken = 1;
 }
@@ -155,6 +159,49 @@ API cudaError_t cudaStreamDestroy(cudaStream_t s) { ENTER(); return err(D.stream
 API cudaError_t cudaStreamQuery(cudaStream_t s) { ENTER(); return err(D.stream_query((CUstream)s)); }
 API cudaError_t cudaStreamSynchronize(cudaStream_t s) { ENTER(); return err(D.stream_sync((CUstream)s)); }
 API cudaError_t cudaDeviceSynchronize(void) { ENTER(); return err(D.ctx_sync()); }
+
+API cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *st)
+{
+	ENTER();
+	return err(D.capturing((CUstream)s, (CUstreamCaptureStatus *)st));
+}
+
+API cudaError_t cudaStreamGetDevice(cudaStream_t s, int *dev)
+{
+	CUdevice d;
+	CUresult r;
+
+	ENTER();
+	if (!dev)
+		return err(CUDA_ERROR_INVALID_VALUE);
+	r = D.stream_dev((CUstream)s, &d);
+	if (r == CUDA_SUCCESS)
+		*dev = (int)d;
+	return err(r);
+}
+
+/* Type and device, from the driver's plural query (unknown memory:
+ * success, unregistered). */
+API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
+{
+	CUpointer_attribute which[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL };
+	unsigned int type = 0;
+	int dev = -1;
+	void *data[] = { &type, &dev };
+	CUresult r;
+
+	ENTER();
+	if (!a)
+		return err(CUDA_ERROR_INVALID_VALUE);
+	r = D.ptr_attrs(2, which, data, (CUdeviceptr)(uintptr_t)p);
+	if (r != CUDA_SUCCESS)
+		return err(r);
+	memset(a, 0, sizeof *a);
+	a->type = type == CU_MEMORYTYPE_HOST ? cudaMemoryTypeHost
+		: type == CU_MEMORYTYPE_DEVICE ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+	a->device = type ? dev : -1;
+	return cudaSuccess;
+}
 
 API cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 {

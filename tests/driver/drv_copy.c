@@ -7,8 +7,10 @@
  * Per form, one round trip: HtoD, cuMemcpy device to device, DtoH, then the
  * same through the Async names (a created stream for the legacy forms,
  * stream 0, the per-thread stream, for the _ptsz ones); the bytes must come
- * back.  Then one cuMemcpyHtoD with a NULL source, which must fail with 1.
- * drvcopy.sh reads the report: 13 copies, each counted once with its bytes.
+ * back.  Then one cuMemcpyHtoD with a NULL source and one that runs past
+ * its device allocation, which must fail with 1.  drvcopy.sh reads the
+ * report: 14 copies, each counted once with its bytes, and runs it again
+ * with staging taking copies this small.
  *
  *   drv_copy   (TAP; PINCACHE_LIB_EXPECTED=1 under the shim) */
 #include "drv_test.h"
@@ -128,6 +130,10 @@ int main(void)
 		ok(memcmp(a, b, n) == 0, "%s: the async bytes came back", f->label);
 	}
 	is_int(forms[0].htod(d0, NULL, 16), CUDA_ERROR_INVALID_VALUE, "cuMemcpyHtoD from NULL: the driver's error");
+	/* Past the end of its allocation: refused before any byte moves,
+	 * staged or not (the runtime's 1 for the same copy is measured). */
+	is_int(forms[1].htod(d0 + 4096, a, N_LEGACY - 1024), CUDA_ERROR_INVALID_VALUE,
+	       "cuMemcpyHtoD past its allocation: the driver's error");
 	free(a);
 	free(b);
 	return done_testing();

@@ -22,13 +22,26 @@ if jcheck_ok && report_ok "$SIM_TMP/mixed.json"; then
 	tap_eq "$(jget "$j" apis.cudaFreeHost.calls)" $((R + D)) "report: cudaFreeHost + cuMemFreeHost calls"
 	tap_eq "$(jget "$j" stats.free_cached)" $((R + D)) "report: every free kept in the cache"
 	# mixed.c's copies(): 6 runtime copies whose cudart copies through the
-	# driver, and 4 driver ones, 4096 bytes each.
-	tap_eq "$(jget "$j" stats.memcpy_calls)" 10 "report: runtime and driver copies counted once each"
-	tap_eq "$(jget "$j" stats.memcpy_bytes)" $((10 * 4096)) "report: ... with their bytes"
-	tap_eq "$(jget "$j" apis.cudaMemcpy.calls)+$(jget "$j" apis.cudaMemcpyAsync.calls)" 8+2 \
+	# driver, and 5 driver ones, 4096 bytes each.
+	tap_eq "$(jget "$j" stats.memcpy_calls)" 11 "report: runtime and driver copies counted once each"
+	tap_eq "$(jget "$j" stats.memcpy_bytes)" $((11 * 4096)) "report: ... with their bytes"
+	tap_eq "$(jget "$j" apis.cudaMemcpy.calls)+$(jget "$j" apis.cudaMemcpyAsync.calls)" 9+2 \
 		"report: cudaMemcpy + cuMemcpyHtoD/DtoH calls, and cudaMemcpyAsync"
 else
 	tap_skip "report checks need tests/diag/jcheck (jansson)"
+fi
+
+# Staging copies this small: the runtime's through the runtime, the
+# driver's through the driver (the runtime loaded beside it), each staged
+# once; the one past its allocation left to the driver, its error the
+# driver's alone (mixed.c checks the runtime's last error).
+PINCACHE_STAGE_MIN=4K drv_shim "shim, staged" "$SIM_TMP/mixed_st.json" "$DRV_BIN/mixed" 2 2
+if jcheck_ok && report_ok "$SIM_TMP/mixed_st.json"; then
+	j=$SIM_TMP/mixed_st.json
+	tap_eq "$(jget "$j" stats.stage_h2d_calls)+$(jget "$j" stats.stage_d2h_calls)" 5+5 \
+		"staged: 3 runtime and 2 driver copies each way"
+	tap_eq "$(jget "$j" stats.stage_h2d_driver_calls)" 1 "staged: the copy past its allocation left to the driver"
+	tap_eq "$(jget "$j" stats.memcpy_calls)" 11 "staged: every copy counted once"
 fi
 
 # Observe mode counts a call the same whichever API it came through (issue

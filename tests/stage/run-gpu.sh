@@ -7,6 +7,10 @@
 #   4. stagebench plain (driver pageable, pinned) and under the shim (staged)
 #   5. a markdown table of the three side by side (also left in
 #      BUILDDIR/tests/stage/gpu/stagebench.md)
+#   6. bwtest.cu built with nvcc's default static cudart and with -cudart
+#      shared, each plain and under the shim: the static build's staged
+#      rates at least 0.9x the shared build's, its report counting every
+#      copy (issue 17); the table appended to stagebench.md
 # TAP on stdout; the table follows the plan.  Without a GPU:
 # "1..0 # SKIP no CUDA device".  Bounded to about 3 minutes in all.
 set -u
@@ -16,7 +20,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LIB=$B/src/.libs/libpincache.so
 W=$B/tests/stage/gpu
 START=$(date +%s)
-DEADLINE=$((START + 170))
+DEADLINE=$((START + 230))
 n=0
 bad=0
 
@@ -67,12 +71,22 @@ p1=$!
 bounded 120 "$NVCC" -O2 -cudart shared -arch=sm_90 -o "$W/stagebench" "$HERE/stagebench.cu" \
 	>"$W/cc2.log" 2>&1 &
 p2=$!
+bounded 120 "$NVCC" -O2 -arch=sm_90 -o "$W/bwtest-static" "$HERE/bwtest.cu" >"$W/cc3.log" 2>&1 &
+p3=$!
+bounded 120 "$NVCC" -O2 -cudart shared -arch=sm_90 -o "$W/bwtest-shared" "$HERE/bwtest.cu" >"$W/cc4.log" 2>&1 &
+p4=$!
 wait $p1
 point $? "compile gpu_stage.cu"
 sed 's/^/# /' "$W/cc1.log"
 wait $p2
 point $? "compile stagebench.cu"
 sed 's/^/# /' "$W/cc2.log"
+wait $p3
+point $? "compile bwtest.cu (static cudart)"
+sed 's/^/# /' "$W/cc3.log"
+wait $p4
+point $? "compile bwtest.cu (-cudart shared)"
+sed 's/^/# /' "$W/cc4.log"
 if [ ! -f "$LIB" ]; then
 	point 1 "libpincache.so built in $B"
 	echo "1..$n"
@@ -189,6 +203,57 @@ awk -v x="${d2h:-0}" 'BEGIN { exit !(x >= 30) }'
 point $? "staged D2H at 256 MB >= 30 GB/s (${d2h:-none})"
 [ -z "$slow" ] && [ -n "$h2d" ]
 point $? "staged never below 90% of the driver (slower:${slow:- none})"
+# --- 6. static cudart against shared, both staged (issue 17)
+for b in static shared; do
+	bounded 60 "$W/bwtest-$b" >"$W/bw-$b-plain.txt" 2>"$W/bw-$b-plain.err"
+	point $? "bwtest $b plain: $(grep -c '^RESULT' "$W/bw-$b-plain.txt") results"
+	bounded 60 env LD_PRELOAD="$LIB" PINCACHE_REPORT="$W/bw-$b.json" "$W/bwtest-$b" \
+		>"$W/bw-$b-shim.txt" 2>"$W/bw-$b-shim.err"
+	point $? "bwtest $b under the shim: $(grep -c '^RESULT' "$W/bw-$b-shim.txt") results"
+	tail -n 3 "$W/bw-$b-shim.err" | sed 's/^/# stderr: /'
+done
+jnum() { sed -n "s/.*\"$2\": *\([0-9][0-9]*\).*/\1/p" "$1" 2>/dev/null | head -n 1; }
+want=$(sed -n 's/^COPIES n=\([0-9]*\) bytes=\([0-9]*\)/\1 \2/p' "$W/bw-static-shim.txt")
+got="$(jnum "$W/bw-static.json" memcpy_calls) $(jnum "$W/bw-static.json" memcpy_bytes)"
+[ -n "$want" ] && [ "$got" = "$want" ]
+point $? "static build's report counts every copy (copies bytes: $got; made: ${want:-none})"
+v=$(jnum "$W/bw-static.json" stage_h2d_calls)
+w=$(jnum "$W/bw-static.json" stage_d2h_calls)
+[ "${v:-0}" -gt 0 ] && [ "${w:-0}" -gt 0 ]
+point $? "static build's copies staged (H2D ${v:-none}, D2H ${w:-none})"
+bwchk=$(awk '
+	function v(line, key) {
+		if (match(line, key "=[^ ]*")) return substr(line, RSTART + length(key) + 1, RLENGTH - length(key) - 1)
+		return ""
+	}
+	/^RESULT/ {
+		col = v($0, "build") (FILENAME ~ /shim/ ? "-shim" : "-plain")
+		key = v($0, "bytes") / 1048576 " MB " v($0, "dir")
+		if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+		g[key, col] = v($0, "gbps")
+	}
+	END {
+		low = ""
+		for (i = 1; i <= nk; i++) {
+			k = order[i]
+			r = g[k, "shared-shim"] + 0 > 0 ? g[k, "static-shim"] / g[k, "shared-shim"] : 0
+			printf "| %s | %s | %s | %s | %s | %.2fx |\n", k, g[k, "static-plain"], g[k, "shared-plain"],
+				g[k, "static-shim"], g[k, "shared-shim"], r > "/dev/stderr"
+			if (r < 0.9) low = low " " k
+		}
+		print nk ";" low
+	}' "$W/bw-static-plain.txt" "$W/bw-shared-plain.txt" "$W/bw-static-shim.txt" "$W/bw-shared-shim.txt" \
+	2>"$W/bw-rows.md")
+[ "${bwchk%%;*}" -eq 4 ] && [ -z "${bwchk#*;}" ]
+point $? "static staged >= 0.9x shared staged at 32 and 256 MB, both ways (below:${bwchk#*;})"
+{
+	echo
+	echo "bwtest (tests/stage/bwtest.cu): pageable cudaMemcpy repeated, GB/s, static cudart against shared:"
+	echo
+	echo "| size dir | static plain | shared plain | static staged | shared staged | static/shared staged |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	cat "$W/bw-rows.md"
+} >>"$W/stagebench.md"
 echo "# $(( $(date +%s) - START )) s"
 echo "1..$n"
 echo
