@@ -10,7 +10,8 @@
  * back.  Then one cuMemcpyHtoD with a NULL source and one that runs past
  * its device allocation, which must fail with 1.  drvcopy.sh reads the
  * report: 14 copies, each counted once with its bytes, and runs it again
- * with staging taking copies this small.
+ * with staging taking copies this small.  Last, a round trip in a context
+ * the program created (2 more copies, never staged).
  *
  *   drv_copy   (TAP; PINCACHE_LIB_EXPECTED=1 under the shim) */
 #include "drv_test.h"
@@ -134,6 +135,25 @@ int main(void)
 	 * staged or not (the runtime's 1 for the same copy is measured). */
 	is_int(forms[1].htod(d0 + 4096, a, N_LEGACY - 1024), CUDA_ERROR_INVALID_VALUE,
 	       "cuMemcpyHtoD past its allocation: the driver's error");
+	/* In a context the program created: its copies are the driver's own
+	 * (not staged: drvcopy.sh counts), and the bytes come back. */
+	{
+		CUresult (*create)(CUcontext *, unsigned, CUdevice), (*destroy)(CUcontext);
+		CUcontext mine;
+		CUdeviceptr d2;
+
+		if (get(&create, "cuCtxCreate", 3020, 0) & get(&destroy, "cuCtxDestroy", 4000, 0) &&
+		    create(&mine, 0, 0) == CUDA_SUCCESS && mem_alloc(&d2, N_LEGACY) == CUDA_SUCCESS) {
+			fill(a, N_LEGACY, 21);
+			memset(b, 0, N_LEGACY);
+			is_int(forms[0].htod(d2, a, N_LEGACY) | forms[0].dtoh(b, d2, N_LEGACY), CUDA_SUCCESS,
+			       "created context: cuMemcpyHtoD, cuMemcpyDtoH");
+			ok(memcmp(a, b, N_LEGACY) == 0, "created context: the bytes came back");
+			is_int(set(ctx) | destroy(mine), CUDA_SUCCESS, "created context destroyed");
+		} else {
+			ok(0, "a created context with device memory");
+		}
+	}
 	free(a);
 	free(b);
 	return done_testing();
