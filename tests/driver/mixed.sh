@@ -21,12 +21,14 @@ if jcheck_ok && report_ok "$SIM_TMP/mixed.json"; then
 	tap_eq "$(jget "$j" apis.cudaHostAlloc.calls)" $((R + D)) "report: cudaHostAlloc + cuMemHostAlloc calls"
 	tap_eq "$(jget "$j" apis.cudaFreeHost.calls)" $((R + D)) "report: cudaFreeHost + cuMemFreeHost calls"
 	tap_eq "$(jget "$j" stats.free_cached)" $((R + D)) "report: every free kept in the cache"
-	# mixed.c's copies(): 6 runtime copies whose cudart copies through the
-	# driver, and 4 driver ones, 4096 bytes each.
-	tap_eq "$(jget "$j" stats.memcpy_calls)" 10 "report: runtime and driver copies counted once each"
-	tap_eq "$(jget "$j" stats.memcpy_bytes)" $((10 * 4096)) "report: ... with their bytes"
-	tap_eq "$(jget "$j" apis.cudaMemcpy.calls)+$(jget "$j" apis.cudaMemcpyAsync.calls)" 8+2 \
-		"report: cudaMemcpy + cuMemcpyHtoD/DtoH calls, and cudaMemcpyAsync"
+	# mixed.c's copies(): 8 runtime copies whose cudart copies through the
+	# driver (a device-to-device cudaMemcpy through cuMemcpyDtoD, a
+	# cudaMemcpy2D through cuMemcpy2D), and 6 driver ones, 4096 bytes each.
+	tap_eq "$(jget "$j" stats.memcpy_calls)" 14 "report: runtime and driver copies counted once each"
+	tap_eq "$(jget "$j" stats.memcpy_bytes)" $((14 * 4096)) "report: ... with their bytes"
+	tap_eq "$(jget "$j" apis.cudaMemcpy.calls)+$(jget "$j" apis.cudaMemcpyAsync.calls)" 10+2 \
+		"report: cudaMemcpy + cuMemcpyHtoD/DtoH/DtoD calls, and cudaMemcpyAsync"
+	tap_eq "$(jget "$j" apis.cudaMemcpyOther.calls)" 2 "report: cudaMemcpy2D and cuMemcpy2D as other copies"
 else
 	tap_skip "report checks need tests/diag/jcheck (jansson)"
 fi
