@@ -85,6 +85,15 @@ API CUresult cuDeviceGet(CUdevice *d, int ordinal)
 	return CUDA_SUCCESS;
 }
 
+/* The pageable-access attributes of the device's runtime double (they share
+ * their numbers with the runtime's); others are not modelled. */
+API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice dev)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return drv(cudaDeviceGetAttribute(v, (enum cudaDeviceAttr)attr, dev));
+}
+
 /* The checks a call that makes a context of device dev into *pctx makes. */
 static CUresult ctx_args(CUcontext *pctx, CUdevice dev)
 {
@@ -648,6 +657,7 @@ static const struct proc procs[] = {
 	{ "cuDriverGetVersion", 2020, 0, (void *)cuDriverGetVersion },
 	{ "cuDeviceGet", 2000, 0, (void *)cuDeviceGet },
 	{ "cuDeviceGetCount", 2000, 0, (void *)cuDeviceGetCount },
+	{ "cuDeviceGetAttribute", 2000, 0, (void *)cuDeviceGetAttribute },
 	{ "cuDevicePrimaryCtxRetain", 7000, 0, (void *)cuDevicePrimaryCtxRetain },
 	{ "cuDevicePrimaryCtxRelease", 11000, 0, (void *)cuDevicePrimaryCtxRelease_v2 },
 	{ "cuDevicePrimaryCtxReset", 11000, 0, (void *)cuDevicePrimaryCtxReset_v2 },
