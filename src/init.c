@@ -154,6 +154,7 @@ __attribute__((destructor)) static void pc_dtor(void)
         .cuda_used = __atomic_load_n(&pc_state.cuda_used, __ATOMIC_RELAXED),
         .forked_child = pc_state.forked_child,
         .broken = pc_fence_broken,
+        .stage_native = pc_stage_native_devices(),
         .start_ns = pc_state.start_ns,
         .end_ns = pc_now_ns(),
     };

@@ -90,6 +90,19 @@ static void pc_load_rows(json_t *root, struct pc_stats *st)
     }
 }
 
+/* "staging": {"native_devices": [N, ...]} as the mask the report writes. */
+static void pc_load_native(json_t *root, struct pc_report_info *info)
+{
+    json_t *a = json_object_get(json_object_get(root, "staging"), "native_devices"), *v;
+    size_t i;
+
+    json_array_foreach(a, i, v) {
+        json_int_t d = json_integer_value(v);
+        if (json_is_integer(v) && d >= 0 && d < 64)
+            info->stage_native |= (uint64_t)1 << d;
+    }
+}
+
 static int pc_load(const char *path, struct pc_loaded *l)
 {
     json_error_t jerr;
@@ -132,6 +145,7 @@ static int pc_load(const char *path, struct pc_loaded *l)
     l->info.cuda_used = json_is_true(json_object_get(root, "cuda_used"));
     l->info.forked_child = json_is_true(json_object_get(root, "forked_child"));
     l->info.broken = json_is_true(json_object_get(root, "broken"));
+    pc_load_native(root, &l->info);
     l->info.start_ns = 0;
     l->info.end_ns = pc_json_u64(root, "wall_ns");
     json_decref(root);
@@ -257,6 +271,7 @@ static int pc_cmd_merge(int argc, char **argv, int format)
             info.end_ns = l[i].info.end_ns;
         info.max_cached += l[i].info.max_cached;
         info.broken |= l[i].info.broken;
+        info.stage_native |= l[i].info.stage_native;
     }
     if (bad) {
         free(l);

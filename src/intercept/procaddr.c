@@ -23,7 +23,8 @@
 /* A request for name with version in [since, until) and, when ptsz is 1,
  * per-thread semantics (0: either) gets fn.  Versions from cudaTypedefs.h
  * (PFN_cuMemAllocHost_v3020, PFN_cuMemcpy_v4000, PFN_cuMemcpyHtoD_v7000_ptds,
- * PFN_cuMemcpyHtoDAsync_v7000_ptsz, ...). */
+ * PFN_cuMemcpyHtoDAsync_v7000_ptsz, PFN_cuMemcpy2D_v3020, PFN_cuMemcpyPeer_v4000,
+ * ...). */
 struct pc_gpa {
     const char *name;
     int since, until;
@@ -56,11 +57,22 @@ static const struct pc_gpa pc_gpa_tab[] = {
     { "cuMemHostRegister", 6050, INT_MAX, 0, (void *)cuMemHostRegister_v2 },
     { "cuMemHostUnregister", 4000, INT_MAX, 0, (void *)cuMemHostUnregister },
     PC_GPA_PT("cuMemcpy", 4000, cuMemcpy, cuMemcpy_ptds),
+    PC_GPA_PT("cuMemcpy2D", 3020, cuMemcpy2D_v2, cuMemcpy2D_v2_ptds),
+    PC_GPA_PT("cuMemcpy2DAsync", 3020, cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz),
+    PC_GPA_PT("cuMemcpy2DUnaligned", 3020, cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds),
+    PC_GPA_PT("cuMemcpy3D", 3020, cuMemcpy3D_v2, cuMemcpy3D_v2_ptds),
+    PC_GPA_PT("cuMemcpy3DAsync", 3020, cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz),
+    PC_GPA_PT("cuMemcpy3DPeer", 4000, cuMemcpy3DPeer, cuMemcpy3DPeer_ptds),
+    PC_GPA_PT("cuMemcpy3DPeerAsync", 4000, cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync_ptsz),
     PC_GPA_PT("cuMemcpyAsync", 4000, cuMemcpyAsync, cuMemcpyAsync_ptsz),
+    PC_GPA_PT("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds),
+    PC_GPA_PT("cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz),
     PC_GPA_PT("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds),
     PC_GPA_PT("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz),
     PC_GPA_PT("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds),
     PC_GPA_PT("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz),
+    PC_GPA_PT("cuMemcpyPeer", 4000, cuMemcpyPeer, cuMemcpyPeer_ptds),
+    PC_GPA_PT("cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz),
     { "cuStreamBeginCapture", 10010, INT_MAX, -1, (void *)cuStreamBeginCapture_v2 },
     { "cuStreamBeginCapture", 10010, INT_MAX, 1, (void *)cuStreamBeginCapture_v2_ptsz },
     { "cuStreamBeginCaptureToGraph", 12030, INT_MAX, -1, (void *)cuStreamBeginCaptureToGraph },

@@ -155,6 +155,15 @@ static cudaError_t pc_rt_pointer_get_attributes(struct cudaPointerAttributes *a,
     return cudaSuccess;
 }
 
+/* The runtime's device attributes are the driver's, number for number. */
+static cudaError_t pc_rt_device_get_attribute(int *v, enum cudaDeviceAttr attr, int dev)
+{
+    CUdevice d;
+    if (PC_CALL_DRV(cuDeviceGet, &d, dev) != CUDA_SUCCESS)
+        return cudaErrorInvalidDevice;
+    return pc_rt_err(PC_CALL_DRV(cuDeviceGetAttribute, v, (CUdevice_attribute)attr, d));
+}
+
 /* The driver keeps no last error: nothing is ever pending. */
 static cudaError_t pc_rt_no_error(void)
 {
@@ -180,6 +189,7 @@ void *pc_rtdrv_standin(const char *name)
         { "cudaPointerGetAttributes", (void *)pc_rt_pointer_get_attributes },
         { "cudaGetLastError", (void *)pc_rt_no_error },
         { "cudaPeekAtLastError", (void *)pc_rt_no_error },
+        { "cudaDeviceGetAttribute", (void *)pc_rt_device_get_attribute },
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (strcmp(tab[i].name, name) == 0)

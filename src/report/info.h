@@ -12,6 +12,7 @@ struct pc_report_info {
     int cuda_used;        /* 0: no CUDA call went through us; no report */
     int forked_child;     /* this process is a fork() child */
     int broken;           /* CUDA context errors were seen (caching stopped) */
+    uint64_t stage_native; /* bit N: device N reads pageable memory natively, staging left it alone */
     uint64_t start_ns;    /* pc_now_ns() at init */
     uint64_t end_ns;      /* pc_now_ns() now */
 };

@@ -66,6 +66,22 @@ static void pc_report_rows(struct pc_emitter *e, const struct pc_report *r)
     pc_emit_dict_end(e);
 }
 
+/* "staging": what staging decided per device. */
+static void pc_report_staging(struct pc_emitter *e, const struct pc_report_info *in)
+{
+    uint64_t dev[64];
+    unsigned n = 0;
+
+    if (e->format != PC_EMIT_JSON)
+        return;              /* text: summary.c's sentences */
+    for (unsigned d = 0; d < 64; d++)
+        if (in->stage_native >> d & 1)
+            dev[n++] = d;
+    pc_emit_dict_begin(e, "staging", "staging");
+    pc_emit_pairs(e, "native_devices", dev, NULL, n);
+    pc_emit_dict_end(e);
+}
+
 static void pc_report_emit(struct pc_emitter *e, const struct pc_report *r)
 {
     const struct pc_report_info *in = r->info;
@@ -113,6 +129,7 @@ static void pc_report_emit(struct pc_emitter *e, const struct pc_report *r)
                PC_EMIT_PCT, r->d2h_ok ? &r->d2h_pageable_pct : NULL);
     pc_emit_dict_end(e);
     pc_report_rows(e, r);
+    pc_report_staging(e, in);
 
     pc_emit_array_begin(e, "summary", NULL);
     pc_report_summary(e, r);

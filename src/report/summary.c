@@ -300,6 +300,10 @@ void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
                      st->stage_d2h_driver_bytes, st->stage_d2h_driver_ns);
         pc_emit_line(e, "pageable copies left to the runtime: %s", extra);
     }
+    for (unsigned dev = 0; dev < 64; dev++)
+        if (in->stage_native >> dev & 1)
+            pc_emit_line(e, "staging off on device %u: it reads pageable memory natively "
+                            "(PageableMemoryAccessUsesHostPageTables)", dev);
 
     if (st->register_calls || st->unregister_calls)
         pc_emit_line(e, "cudaHostRegister: %s calls for %s (peak %s registered), %s cudaHostUnregister "

@@ -30,6 +30,8 @@
  *     reads it all at the call (within what the runtime leaves undefined),
  *     and returns at once: 0.4 ms for that 16 MiB copy.
  *   - D2H into pageable memory returns when the data is there.
+ * Which devices get no staging at all (they read pageable memory through
+ * the host's page tables): native.c.
  * ==== */
 #define PC_RT_STAGING_BYTES ((size_t)2 << 20)
 

@@ -28,13 +28,14 @@
 #include "stage/plan.h"
 #include "stage/ring.h"
 #include "stage/pipeline.h"
+#include "stage/native.h"
 #include "util/state.h"
 #include "util/options.h"
 #include "util/stats.h"
 
 int pc_stage_considers(size_t n)
 {
-    return pc_opt.stage && n >= pc_opt.stage_min && n != 0;
+    return pc_opt.stage != PC_STAGE_OFF && n >= pc_opt.stage_min && n != 0;
 }
 
 int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
@@ -42,7 +43,7 @@ int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
     struct pc_plan p;
     int k;
 
-    if (!pc_opt.stage || pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
+    if (pc_opt.stage == PC_STAGE_OFF || pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
         return PC_STAGE_NO;
     if (c->kind != cudaMemcpyHostToDevice && c->kind != cudaMemcpyDeviceToHost &&
         c->kind != cudaMemcpyDefault)
@@ -60,6 +61,10 @@ int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
     p.real = c->real;
     k = pc_plan_classify(&p, c);
     if (k == PC_SKIP)
+        return PC_STAGE_NO;
+    /* A device that reads pageable memory itself: the runtime's copy,
+     * untimed (native.c has the rule). */
+    if (k == PC_STAGE && pc_opt.stage == PC_STAGE_AUTO && pc_native_device(p.devno))
         return PC_STAGE_NO;
     memset(st, 0, sizeof *st);
     st->h2d = p.h2d;
@@ -139,6 +144,12 @@ void pc_stage_forget_device(int dev)
         return;
     pc_order_forget(dev);
     pc_ring_forget(dev);
+    pc_native_forget(dev);
+}
+
+uint64_t pc_stage_native_devices(void)
+{
+    return pc_native_devices();
 }
 
 void pc_stage_after_fork_child(void)
@@ -148,4 +159,5 @@ void pc_stage_after_fork_child(void)
      * clean state behind. */
     pc_ring_after_fork_child();
     pc_order_after_fork_child();
+    pc_native_forget(-1);
 }

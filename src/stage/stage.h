@@ -41,4 +41,9 @@ void pc_stage_after_fork_child(void);
  * (pinned chunks and events) dies with it; forget it. */
 void pc_stage_forget_device(int dev);
 
+/* The devices (bit N: device N) whose copies PINCACHE_STAGE=auto left to
+ * the runtime because they read pageable memory natively (native.c), for
+ * the report; no CUDA call. */
+uint64_t pc_stage_native_devices(void);
+
 #endif

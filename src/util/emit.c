@@ -359,9 +359,13 @@ void pc_emit_pairs(struct pc_emitter *e, const char *key, const uint64_t *a, con
         return;
     pc_json_member(e, key);
     pc_emit_puts(e, "[");
-    for (i = 0; i < n; i++)
-        pc_emit_printf(e, "%s[%llu, %llu]", i ? ", " : "", (unsigned long long)a[i],
-                       (unsigned long long)b[i]);
+    for (i = 0; i < n; i++) {
+        if (b)
+            pc_emit_printf(e, "%s[%llu, %llu]", i ? ", " : "", (unsigned long long)a[i],
+                           (unsigned long long)b[i]);
+        else
+            pc_emit_printf(e, "%s%llu", i ? ", " : "", (unsigned long long)a[i]);
+    }
     pc_emit_puts(e, "]");
 }
 

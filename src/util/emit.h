@@ -61,7 +61,8 @@ void pc_emit_array_end(struct pc_emitter *e);
 
 void pc_emit_kv(struct pc_emitter *e, const char *key, const char *help, int type,
                 const void *value);
-/* JSON only: "key": [[a0, b0], [a1, b1], ...] on one line (text: nothing). */
+/* JSON only: "key": [[a0, b0], [a1, b1], ...] on one line, or with b NULL
+ * "key": [a0, a1, ...] (text: nothing). */
 void pc_emit_pairs(struct pc_emitter *e, const char *key, const uint64_t *a, const uint64_t *b,
                    unsigned n);
 void pc_emit_line(struct pc_emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -111,6 +111,17 @@ static int pc_int_in(const struct pc_opt_desc *d, long v)
            pc_parse_int(hi, &b) == 0 && v >= a && v <= b;
 }
 
+/* An ENUM with "on" and "off" among its choices takes the boolean spellings
+ * for them (PINCACHE_STAGE=1 kept its meaning when it gained "auto"). */
+static int pc_opt_enum_bool(const struct pc_opt_desc *d, const char *s, int *out)
+{
+    int b;
+
+    if (pc_parse_bool(s, &b))
+        return -EINVAL;
+    return pc_parse_enum(b ? "on" : "off", d->valid, out);
+}
+
 /* Parse s into the option's field.  0, -EINVAL (does not parse) or -ERANGE
  * (outside the declared range); the field is untouched on failure. */
 static int pc_opt_set(const struct pc_opt_desc *d, const char *s)
@@ -141,7 +152,7 @@ static int pc_opt_set(const struct pc_opt_desc *d, const char *s)
         *(long *)f = l;
         return 0;
     case PC_OPT_T_ENUM:
-        if (pc_parse_enum(s, d->valid, &i))
+        if (pc_parse_enum(s, d->valid, &i) && pc_opt_enum_bool(d, s, &i))
             return -EINVAL;
         *(int *)f = i;
         return 0;

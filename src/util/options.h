@@ -23,6 +23,7 @@ struct pc_options {
 enum { PC_MODE_CHOICES(PC_CHOICE_ENUM) };
 enum { PC_CUPTI_CHOICES(PC_CHOICE_ENUM) };
 enum { PC_FENCE_CHOICES(PC_CHOICE_ENUM) };
+enum { PC_STAGE_CHOICES(PC_CHOICE_ENUM) };
 
 /* A PINCACHE_MODE value as a user writes it ("observe"); NULL if none is. */
 const char *pc_mode_name(int mode);

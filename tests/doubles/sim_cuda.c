@@ -1,8 +1,8 @@
 /* sim_cuda.c - a simulated libcuda.so.1 (test double): the driver API over
  * the simulated device of sim_*.c, built into this library with its own
  * copy of the device state (tests/doubles/README.md).  Only what the tests
- * need: contexts, host memory, streams, events, 1D copies, and
- * cuGetProcAddress.  The device's cuda* entry points stay inside (the
+ * need: contexts, host memory, streams, events, copies (1D, device to
+ * device, 2D, 3D, peer), and cuGetProcAddress.  The device's cuda* entry points stay inside (the
  * version script exports cu* and sim* only), as the real libcuda exports
  * no runtime API; like the real one, no symbol carries a version.
  *
@@ -83,6 +83,15 @@ API CUresult cuDeviceGet(CUdevice *d, int ordinal)
 		return CUDA_ERROR_INVALID_DEVICE;
 	*d = ordinal;
 	return CUDA_SUCCESS;
+}
+
+/* The pageable-access attributes of the device's runtime double (they share
+ * their numbers with the runtime's); others are not modelled. */
+API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice dev)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return drv(cudaDeviceGetAttribute(v, (enum cudaDeviceAttr)attr, dev));
 }
 
 /* The checks a call that makes a context of device dev into *pctx makes. */
@@ -531,6 +540,178 @@ API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUst
 					(cudaStream_t)s));
 }
 
+/* --- the other shapes: device to device, 2D, 3D and peer copies, plain
+ * copies over the device's 2D copy, one slice at a time.  Arrays are not
+ * modelled (CUDA_ERROR_INVALID_VALUE); the direction comes from the memory
+ * types (any unified side: the pointers say); a pitch smaller than the
+ * width is CUDA_ERROR_INVALID_VALUE (assumed, README.md). */
+
+enum how { SYNC, SYNC_PTDS, ASYNC, ASYNC_PTSZ };
+
+static CUresult copy_1d(CUdeviceptr dst, CUdeviceptr src, size_t n, enum cudaMemcpyKind kind, CUstream s,
+			enum how how)
+{
+	void *d = (void *)(uintptr_t)dst;
+	const void *p = (const void *)(uintptr_t)src;
+
+	NEED_CTX();
+	switch (how) {
+	case SYNC: return drv(cudaMemcpy(d, p, n, kind));
+	case SYNC_PTDS: return drv(cudaMemcpy_ptds(d, p, n, kind));
+	case ASYNC: return drv(cudaMemcpyAsync(d, p, n, kind, (cudaStream_t)s));
+	default: return drv(cudaMemcpyAsync_ptsz(d, p, n, kind, (cudaStream_t)s));
+	}
+}
+
+API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	return copy_1d(dst, src, n, cudaMemcpyDeviceToDevice, 0, SYNC);
+}
+
+API CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	return copy_1d(dst, src, n, cudaMemcpyDeviceToDevice, 0, SYNC_PTDS);
+}
+
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	return copy_1d(dst, src, n, cudaMemcpyDeviceToDevice, s, ASYNC);
+}
+
+API CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	return copy_1d(dst, src, n, cudaMemcpyDeviceToDevice, s, ASYNC_PTSZ);
+}
+
+/* One side of a shape: its first byte (x, y, z applied), pitch and height. */
+struct side_of { char *p; CUmemorytype t; size_t pitch, height; };
+
+static int side_at(struct side_of *o, CUmemorytype t, const void *host, CUdeviceptr dev, size_t x, size_t y,
+		   size_t z, size_t pitch, size_t height)
+{
+	char *base = t == CU_MEMORYTYPE_HOST ? (char *)host
+		   : t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_UNIFIED ? (char *)(uintptr_t)dev : NULL;
+
+	if (!base)
+		return -1;
+	o->p = base + (z * height + y) * pitch + x;
+	o->t = t;
+	o->pitch = pitch;
+	o->height = height;
+	return 0;
+}
+
+static CUresult copy_shape(const struct side_of *d, const struct side_of *s, size_t w, size_t h, size_t depth,
+			   CUstream st, enum how how)
+{
+	bool dh = d->t == CU_MEMORYTYPE_HOST, sh = s->t == CU_MEMORYTYPE_HOST;
+	enum cudaMemcpyKind kind = d->t == CU_MEMORYTYPE_UNIFIED || s->t == CU_MEMORYTYPE_UNIFIED ? cudaMemcpyDefault
+				 : sh ? (dh ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice)
+				 : dh ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
+	cudaError_t e = cudaSuccess;
+
+	NEED_CTX();
+	for (size_t z = 0; z < depth && !e; z++) {
+		char *dp = d->p + z * d->height * d->pitch;
+		const char *sp = s->p + z * s->height * s->pitch;
+		switch (how) {
+		case SYNC: e = cudaMemcpy2D(dp, d->pitch, sp, s->pitch, w, h, kind); break;
+		case SYNC_PTDS: e = cudaMemcpy2D_ptds(dp, d->pitch, sp, s->pitch, w, h, kind); break;
+		case ASYNC: e = cudaMemcpy2DAsync(dp, d->pitch, sp, s->pitch, w, h, kind, (cudaStream_t)st); break;
+		default: e = cudaMemcpy2DAsync_ptsz(dp, d->pitch, sp, s->pitch, w, h, kind, (cudaStream_t)st); break;
+		}
+	}
+	if (e == cudaErrorInvalidPitchValue) {
+		drv(e);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return drv(e);
+}
+
+static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream st, enum how how)
+{
+	struct side_of d, s;
+
+	if (!p || side_at(&d, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, 0, p->dstPitch, 0) ||
+	    side_at(&s, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, 0, p->srcPitch, 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	return copy_shape(&d, &s, p->WidthInBytes, p->Height, 1, st, how);
+}
+
+/* CUDA_MEMCPY3D and CUDA_MEMCPY3D_PEER name their fields alike. */
+#define COPY_3D(p, st, how)                                                                              \
+	do {                                                                                             \
+		struct side_of d_, s_;                                                                   \
+		if (!(p) || side_at(&d_, (p)->dstMemoryType, (p)->dstHost, (p)->dstDevice, (p)->dstXInBytes, \
+				    (p)->dstY, (p)->dstZ, (p)->dstPitch, (p)->dstHeight) ||              \
+		    side_at(&s_, (p)->srcMemoryType, (p)->srcHost, (p)->srcDevice, (p)->srcXInBytes,     \
+			    (p)->srcY, (p)->srcZ, (p)->srcPitch, (p)->srcHeight))                        \
+			return CUDA_ERROR_INVALID_VALUE;                                                 \
+		return copy_shape(&d_, &s_, (p)->WidthInBytes, (p)->Height, (p)->Depth, st, how);         \
+	} while (0)
+
+API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *p) { return copy_2d(p, 0, SYNC); }
+API CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *p) { return copy_2d(p, 0, SYNC_PTDS); }
+API CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *p) { return copy_2d(p, 0, SYNC); }
+API CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *p) { return copy_2d(p, 0, SYNC_PTDS); }
+API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *p, CUstream s) { return copy_2d(p, s, ASYNC); }
+API CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *p, CUstream s) { return copy_2d(p, s, ASYNC_PTSZ); }
+API CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *p) { COPY_3D(p, 0, SYNC); }
+API CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *p) { COPY_3D(p, 0, SYNC_PTDS); }
+API CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *p, CUstream s) { COPY_3D(p, s, ASYNC); }
+API CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *p, CUstream s) { COPY_3D(p, s, ASYNC_PTSZ); }
+
+/* Peer copies: both contexts must be live; the simulated devices share one
+ * address space, so the copy itself is the runtime's cudaMemcpyPeer. */
+static CUresult peer(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s,
+		     enum how how)
+{
+	void *d = (void *)(uintptr_t)dst;
+	const void *p = (const void *)(uintptr_t)src;
+
+	NEED_CTX();
+	if (!dc || !sc || !dc->refs || !sc->refs)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (how == SYNC || how == SYNC_PTDS)
+		return drv(cudaMemcpyPeer(d, dc->dev, p, sc->dev, n));
+	return drv(cudaMemcpyPeerAsync(d, dc->dev, p, sc->dev, n,
+				       how == ASYNC_PTSZ && !s ? cudaStreamPerThread : (cudaStream_t)s));
+}
+
+static CUresult peer_3d(const CUDA_MEMCPY3D_PEER *p, CUstream s, enum how how)
+{
+	NEED_CTX();
+	if (p && (!p->dstContext || !p->srcContext || !p->dstContext->refs || !p->srcContext->refs))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	COPY_3D(p, s, how);
+}
+
+API CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n)
+{
+	return peer(dst, dc, src, sc, n, 0, SYNC);
+}
+
+API CUresult cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n)
+{
+	return peer(dst, dc, src, sc, n, 0, SYNC_PTDS);
+}
+
+API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s)
+{
+	return peer(dst, dc, src, sc, n, s, ASYNC);
+}
+
+API CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n,
+				    CUstream s)
+{
+	return peer(dst, dc, src, sc, n, s, ASYNC_PTSZ);
+}
+
+API CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *p) { return peer_3d(p, 0, SYNC); }
+API CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *p) { return peer_3d(p, 0, SYNC_PTDS); }
+API CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *p, CUstream s) { return peer_3d(p, s, ASYNC); }
+API CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *p, CUstream s) { return peer_3d(p, s, ASYNC_PTSZ); }
+
 /* --- cuGetProcAddress: the variant with the highest version not above the
  * one asked for; with per-thread flags, the _ptsz one where there is one. */
 
@@ -540,6 +721,7 @@ static const struct proc procs[] = {
 	{ "cuDriverGetVersion", 2020, 0, (void *)cuDriverGetVersion },
 	{ "cuDeviceGet", 2000, 0, (void *)cuDeviceGet },
 	{ "cuDeviceGetCount", 2000, 0, (void *)cuDeviceGetCount },
+	{ "cuDeviceGetAttribute", 2000, 0, (void *)cuDeviceGetAttribute },
 	{ "cuDevicePrimaryCtxRetain", 7000, 0, (void *)cuDevicePrimaryCtxRetain },
 	{ "cuDevicePrimaryCtxRelease", 11000, 0, (void *)cuDevicePrimaryCtxRelease_v2 },
 	{ "cuDevicePrimaryCtxReset", 11000, 0, (void *)cuDevicePrimaryCtxReset_v2 },
@@ -592,6 +774,28 @@ static const struct proc procs[] = {
 	{ "cuMemcpy", 7000, 1, (void *)cuMemcpy_ptds },
 	{ "cuMemcpyAsync", 4000, 0, (void *)cuMemcpyAsync },
 	{ "cuMemcpyAsync", 7000, 1, (void *)cuMemcpyAsync_ptsz },
+	{ "cuMemcpyDtoD", 3020, 0, (void *)cuMemcpyDtoD_v2 },
+	{ "cuMemcpyDtoD", 7000, 1, (void *)cuMemcpyDtoD_v2_ptds },
+	{ "cuMemcpyDtoDAsync", 3020, 0, (void *)cuMemcpyDtoDAsync_v2 },
+	{ "cuMemcpyDtoDAsync", 7000, 1, (void *)cuMemcpyDtoDAsync_v2_ptsz },
+	{ "cuMemcpy2D", 3020, 0, (void *)cuMemcpy2D_v2 },
+	{ "cuMemcpy2D", 7000, 1, (void *)cuMemcpy2D_v2_ptds },
+	{ "cuMemcpy2DUnaligned", 3020, 0, (void *)cuMemcpy2DUnaligned_v2 },
+	{ "cuMemcpy2DUnaligned", 7000, 1, (void *)cuMemcpy2DUnaligned_v2_ptds },
+	{ "cuMemcpy2DAsync", 3020, 0, (void *)cuMemcpy2DAsync_v2 },
+	{ "cuMemcpy2DAsync", 7000, 1, (void *)cuMemcpy2DAsync_v2_ptsz },
+	{ "cuMemcpy3D", 3020, 0, (void *)cuMemcpy3D_v2 },
+	{ "cuMemcpy3D", 7000, 1, (void *)cuMemcpy3D_v2_ptds },
+	{ "cuMemcpy3DAsync", 3020, 0, (void *)cuMemcpy3DAsync_v2 },
+	{ "cuMemcpy3DAsync", 7000, 1, (void *)cuMemcpy3DAsync_v2_ptsz },
+	{ "cuMemcpyPeer", 4000, 0, (void *)cuMemcpyPeer },
+	{ "cuMemcpyPeer", 7000, 1, (void *)cuMemcpyPeer_ptds },
+	{ "cuMemcpyPeerAsync", 4000, 0, (void *)cuMemcpyPeerAsync },
+	{ "cuMemcpyPeerAsync", 7000, 1, (void *)cuMemcpyPeerAsync_ptsz },
+	{ "cuMemcpy3DPeer", 4000, 0, (void *)cuMemcpy3DPeer },
+	{ "cuMemcpy3DPeer", 7000, 1, (void *)cuMemcpy3DPeer_ptds },
+	{ "cuMemcpy3DPeerAsync", 4000, 0, (void *)cuMemcpy3DPeerAsync },
+	{ "cuMemcpy3DPeerAsync", 7000, 1, (void *)cuMemcpy3DPeerAsync_ptsz },
 	{ "cuGetProcAddress", 12000, 0, NULL },   /* filled below: itself */
 };
 

@@ -74,6 +74,22 @@ static size_t env_size(const char *name, size_t def)
 	return (size_t)(n * mult);
 }
 
+/* One of names[] (its index), or def after one warning. */
+static const char *const pageable_names[] = { "none", "hmm", "ats", NULL };
+
+static int env_choice(const char *name, const char *const *names, int def)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v)
+		return def;
+	for (int i = 0; names[i]; i++)
+		if (strcmp(v, names[i]) == 0)
+			return i;
+	warn_env(name, v);
+	return def;
+}
+
 static void read_config(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -89,6 +105,7 @@ static void read_config(void)
 	sim_cfg.free_us_per_mb = env_double("SIM_FREE_US_PER_MB", 2);
 	sim_cfg.copy_gbps = env_double("SIM_COPY_GBPS", 50);
 	sim_cfg.hostfn_us = env_double("SIM_HOSTFN_US", 0);
+	sim_cfg.pageable_access = env_choice("SIM_PAGEABLE_ACCESS", pageable_names, SIM_PAGEABLE_NONE);
 	sim_cfg.test_ctx_partial = env_double("SIM_TEST_CTX_PARTIAL", 0) != 0;
 }
 
@@ -279,6 +296,31 @@ SIM_API cudaError_t cudaSetDevice(int device)
 		return sim_ret(cudaErrorInvalidDevice);
 	tls_device = device;
 	return cudaSuccess;
+}
+
+/* The pageable-access attributes (SIM_PAGEABLE_ACCESS); others are not
+ * modelled (cudaErrorInvalidValue).  A device query: a kernel fault does not
+ * change its answer (assumed). */
+SIM_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+	cudaError_t e = sim_enter_host();
+
+	if (e)
+		return sim_ret(e);
+	if (!value)
+		return sim_ret(cudaErrorInvalidValue);
+	if (device < 0 || device >= sim_cfg.devices)
+		return sim_ret(cudaErrorInvalidDevice);
+	switch (attr) {
+	case cudaDevAttrPageableMemoryAccess:
+		*value = sim_cfg.pageable_access != SIM_PAGEABLE_NONE;
+		return cudaSuccess;
+	case cudaDevAttrPageableMemoryAccessUsesHostPageTables:
+		*value = sim_cfg.pageable_access == SIM_PAGEABLE_ATS;
+		return cudaSuccess;
+	default:
+		return sim_ret(cudaErrorInvalidValue);
+	}
 }
 
 SIM_API cudaError_t cudaDeviceSynchronize(void)

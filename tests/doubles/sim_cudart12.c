@@ -5,7 +5,9 @@
  * pincache's driver wrappers, so this is where a runtime call served by
  * the runtime wrappers would be seen a second time if the ownership rule
  * failed.  Only what the tests call; every cuda* symbol carries the
- * version node libcudart.so.12.  The device is the simulated libcuda's. */
+ * version node libcudart.so.12.  The device is the simulated libcuda's.
+ * Its copies reach the driver as cuMemcpy, cuMemcpyDtoD (device to device),
+ * cuMemcpy2D and cuMemcpyHtoDAsync/DtoHAsync. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -38,6 +40,8 @@ static struct {
 	CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*dtoh_async)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
+	CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t);
+	CUresult (*memcpy2d)(const CUDA_MEMCPY2D *);
 	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
 	CUresult (*mem_free)(CUdeviceptr);
 	CUresult (*ptr_attrs)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
@@ -72,6 +76,7 @@ static void load(void)
 	GET(event_query, "cuEventQuery"); GET(event_sync, "cuEventSynchronize");
 	GET(event_destroy, "cuEventDestroy"); GET(htod_async, "cuMemcpyHtoDAsync");
 	GET(dtoh_async, "cuMemcpyDtoHAsync"); GET(memcpy, "cuMemcpy"); GET(mem_alloc, "cuMemAlloc");
+	GET(dtod, "cuMemcpyDtoD"); GET(memcpy2d, "cuMemcpy2D");
 	GET(mem_free, "cuMemFree"); GET(ptr_attrs, "cuPointerGetAttributes");
 	GET(capturing, "cuStreamIsCapturing"); GET(stream_dev, "cuStreamGetDevice");
 	if (!broken && D.init(0) != CUDA_SUCCESS)
@@ -217,13 +222,40 @@ API cudaError_t cudaEventDestroy(cudaEvent_t e) { ENTER(); return err(D.event_de
 API cudaError_t cudaMalloc(void **p, size_t n) { ENTER(); return err(D.mem_alloc((CUdeviceptr *)p, n)); }
 API cudaError_t cudaFree(void *p) { ENTER(); return p ? err(D.mem_free((CUdeviceptr)(uintptr_t)p)) : cudaSuccess; }
 
-/* Unified addressing: the driver's cuMemcpy tells the direction. */
+/* Unified addressing: the driver's cuMemcpy tells the direction; device to
+ * device goes through cuMemcpyDtoD. */
 API cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
 	ENTER();
 	if ((unsigned)kind > cudaMemcpyDefault)
 		return err(CUDA_ERROR_INVALID_VALUE);
+	if (kind == cudaMemcpyDeviceToDevice)
+		return err(D.dtod((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n));
 	return err(D.memcpy((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n));
+}
+/* Through cuMemcpy2D, each side's memory type from the kind (unified for
+ * cudaMemcpyDefault). */
+API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t w, size_t h,
+			     enum cudaMemcpyKind kind)
+{
+	CUDA_MEMCPY2D p;
+	int sh = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost;
+	int dh = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost;
+	ENTER();
+	if ((unsigned)kind > cudaMemcpyDefault)
+		return err(CUDA_ERROR_INVALID_VALUE);
+	memset(&p, 0, sizeof p);
+	p.srcMemoryType = kind == cudaMemcpyDefault ? CU_MEMORYTYPE_UNIFIED : sh ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+	p.dstMemoryType = kind == cudaMemcpyDefault ? CU_MEMORYTYPE_UNIFIED : dh ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+	p.srcHost = src;
+	p.srcDevice = (CUdeviceptr)(uintptr_t)src;
+	p.srcPitch = spitch;
+	p.dstHost = dst;
+	p.dstDevice = (CUdeviceptr)(uintptr_t)dst;
+	p.dstPitch = dpitch;
+	p.WidthInBytes = w;
+	p.Height = h;
+	return err(D.memcpy2d(&p));
 }
 
 API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t s)

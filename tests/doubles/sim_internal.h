@@ -35,11 +35,17 @@ struct sim_config {
 	double free_us_per_mb;    /* SIM_FREE_US_PER_MB */
 	double copy_gbps;         /* SIM_COPY_GBPS: copy and memset bandwidth, 0 = instant */
 	double hostfn_us;         /* SIM_HOSTFN_US: duration of a cudaLaunchHostFunc */
+	int pageable_access;      /* SIM_PAGEABLE_ACCESS: SIM_PAGEABLE_* below */
 	bool test_ctx_partial;    /* SIM_TEST_CTX_PARTIAL=1, TEST ONLY: cuCtxRecordEvent
 				   * leaves non-blocking streams out (a broken fence
 				   * that tests/sim/ctxpartial.sh must catch) */
 };
 extern struct sim_config sim_cfg;
+
+/* How the devices read pageable memory (cudaDevAttrPageableMemoryAccess and
+ * ...UsesHostPageTables): not at all (the H200 measured: 0, 0), through HMM
+ * (1, 0), or through the host's page tables, ATS (1, 1). */
+enum { SIM_PAGEABLE_NONE, SIM_PAGEABLE_HMM, SIM_PAGEABLE_ATS };
 
 extern pthread_mutex_t sim_mu;
 extern pthread_cond_t sim_progress;   /* broadcast on every completed operation */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <cuda.h>
 #include "../tap.h"
+#include "drv_base.h"
 
 #define N_LEGACY 65536   /* bytes per copy, legacy forms */
 #define N_PT     40000   /* per-thread forms */
@@ -42,22 +43,15 @@ struct form {
 	dtod_async_t copy_async;
 };
 
-static CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
-
-static int get(void *fn, const char *name, int ver, cuuint64_t flags)
-{
-	return gpa(name, (void **)fn, ver, flags, NULL) == CUDA_SUCCESS && *(void **)fn;
-}
-
 /* The six names at the versions and flags a static cudart asks for. */
 static int resolve(struct form *f, int per_thread)
 {
 	cuuint64_t fl = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0;
 	int v3 = per_thread ? 7000 : 3020, v4 = per_thread ? 7000 : 4000;
 
-	return get(&f->htod, "cuMemcpyHtoD", v3, fl) & get(&f->dtoh, "cuMemcpyDtoH", v3, fl) &
-	       get(&f->copy, "cuMemcpy", v4, fl) & get(&f->htod_async, "cuMemcpyHtoDAsync", v3, fl) &
-	       get(&f->dtoh_async, "cuMemcpyDtoHAsync", v3, fl) & get(&f->copy_async, "cuMemcpyAsync", v4, fl);
+	return drv_get(&f->htod, "cuMemcpyHtoD", v3, fl) & drv_get(&f->dtoh, "cuMemcpyDtoH", v3, fl) &
+	       drv_get(&f->copy, "cuMemcpy", v4, fl) & drv_get(&f->htod_async, "cuMemcpyHtoDAsync", v3, fl) &
+	       drv_get(&f->dtoh_async, "cuMemcpyDtoHAsync", v3, fl) & drv_get(&f->copy_async, "cuMemcpyAsync", v4, fl);
 }
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
@@ -68,27 +62,18 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
 
 int main(void)
 {
-	CUresult (*init)(unsigned), (*retain)(CUcontext *, CUdevice), (*set)(CUcontext);
-	CUresult (*mem_alloc)(CUdeviceptr *, size_t), (*stream_create)(CUstream *, unsigned);
-	CUresult (*stream_sync)(CUstream);
 	int shim = getenv("PINCACHE_LIB_EXPECTED") != NULL;
 	struct form forms[2] = { { .label = "legacy" }, { .label = "per-thread" } };
 	unsigned char *a = malloc(N_LEGACY), *b = malloc(N_LEGACY);
+	struct drv_base B;
 	CUdeviceptr d0, d1;
 	CUcontext ctx;
 	CUstream s;
 	void *h;
 
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!h || !a || !b)
-		skip_all("no libcuda.so.1");
-	*(void **)&gpa = dlsym(h, "cuGetProcAddress_v2");
-	if (!gpa)
-		return ok(0, "dlsym(libcuda, cuGetProcAddress_v2)"), done_testing();
-	ok(get(&init, "cuInit", 2000, 0) & get(&retain, "cuDevicePrimaryCtxRetain", 7000, 0) &
-	   get(&set, "cuCtxSetCurrent", 4000, 0) & get(&mem_alloc, "cuMemAlloc", 3020, 0) &
-	   get(&stream_create, "cuStreamCreate", 2000, 0) & get(&stream_sync, "cuStreamSynchronize", 2000, 0),
-	   "cuGetProcAddress: the context, allocation and stream calls");
+	if (!a || !b || !drv_base_open(&B))
+		return done_testing();
+	h = B.h;
 	for (int k = 0; k < 2; k++)
 		ok(resolve(&forms[k], k), "cuGetProcAddress: the six copies, %s", forms[k].label);
 	if (shim) {
@@ -110,8 +95,8 @@ int main(void)
 	} else {
 		is_str(lib_of((void *)forms[1].copy), "libcuda.so.1", "cuMemcpy comes from the driver");
 	}
-	if (init(0) || retain(&ctx, 0) || set(ctx) || mem_alloc(&d0, N_LEGACY) || mem_alloc(&d1, N_LEGACY) ||
-	    stream_create(&s, 0))
+	if (B.init(0) || B.retain(&ctx, 0) || B.set(ctx) || B.mem_alloc(&d0, N_LEGACY) ||
+	    B.mem_alloc(&d1, N_LEGACY) || B.stream_create(&s, 0))
 		return ok(0, "context, device memory and a stream"), done_testing();
 	for (int k = 0; k < 2; k++) {
 		struct form *f = &forms[k];
@@ -126,7 +111,7 @@ int main(void)
 		fill(a, n, 11 + k);
 		memset(b, 0, n);
 		is_int(f->htod_async(d0, a, n, q) | f->copy_async(d1, d0, n, q) | f->dtoh_async(b, d1, n, q) |
-		       stream_sync(k ? CU_STREAM_PER_THREAD : s), CUDA_SUCCESS,
+		       B.stream_sync(k ? CU_STREAM_PER_THREAD : s), CUDA_SUCCESS,
 		       "%s: cuMemcpyHtoDAsync, cuMemcpyAsync, cuMemcpyDtoHAsync", f->label);
 		ok(memcmp(a, b, n) == 0, "%s: the async bytes came back", f->label);
 	}
@@ -142,14 +127,14 @@ int main(void)
 		CUcontext mine;
 		CUdeviceptr d2;
 
-		if (get(&create, "cuCtxCreate", 3020, 0) & get(&destroy, "cuCtxDestroy", 4000, 0) &&
-		    create(&mine, 0, 0) == CUDA_SUCCESS && mem_alloc(&d2, N_LEGACY) == CUDA_SUCCESS) {
+		if (drv_get(&create, "cuCtxCreate", 3020, 0) & drv_get(&destroy, "cuCtxDestroy", 4000, 0) &&
+		    create(&mine, 0, 0) == CUDA_SUCCESS && B.mem_alloc(&d2, N_LEGACY) == CUDA_SUCCESS) {
 			fill(a, N_LEGACY, 21);
 			memset(b, 0, N_LEGACY);
 			is_int(forms[0].htod(d2, a, N_LEGACY) | forms[0].dtoh(b, d2, N_LEGACY), CUDA_SUCCESS,
 			       "created context: cuMemcpyHtoD, cuMemcpyDtoH");
 			ok(memcmp(a, b, N_LEGACY) == 0, "created context: the bytes came back");
-			is_int(set(ctx) | destroy(mine), CUDA_SUCCESS, "created context destroyed");
+			is_int(B.set(ctx) | destroy(mine), CUDA_SUCCESS, "created context destroyed");
 		} else {
 			ok(0, "a created context with device memory");
 		}

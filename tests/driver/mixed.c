@@ -18,23 +18,29 @@
 #include "../doubles/sim.h"
 #include "../tap.h"
 
-/* 6 runtime copies (cudaMemcpy through the cudart's
- * cuMemcpy, cudaMemcpyAsync through its cuMemcpyHtoDAsync/DtoHAsync) and
- * 5 driver ones (the last past its allocation), MIXED_COPY bytes each:
- * mixed.sh expects each counted once. */
+/* 8 runtime copies (cudaMemcpy through the cudart's cuMemcpy, and device
+ * to device through its cuMemcpyDtoD; cudaMemcpyAsync through its
+ * cuMemcpyHtoDAsync/DtoHAsync; cudaMemcpy2D through its cuMemcpy2D) and 7
+ * driver ones (cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoD, cuMemcpy2D, the
+ * last cuMemcpyHtoD past its allocation), MIXED_COPY bytes each: mixed.sh
+ * expects each counted once. */
 #define MIXED_COPY 4096
 static void copies(CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *))
 {
 	CUresult (*htod)(CUdeviceptr, const void *, size_t) = NULL, (*dtoh)(void *, CUdeviceptr, size_t) = NULL;
+	CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t) = NULL, (*copy2d)(const CUDA_MEMCPY2D *) = NULL;
 	static unsigned char a[MIXED_COPY], b[MIXED_COPY];
+	CUDA_MEMCPY2D p2;
 	int errors = 0;
-	void *d;
+	void *d, *d2;
 
 	for (int i = 0; i < MIXED_COPY; i++)
 		a[i] = (unsigned char)(i * 7 + 3);
-	if (cudaMalloc(&d, MIXED_COPY) != cudaSuccess ||
+	if (cudaMalloc(&d, MIXED_COPY) != cudaSuccess || cudaMalloc(&d2, MIXED_COPY) != cudaSuccess ||
 	    gpa("cuMemcpyHtoD", (void **)&htod, 12080, 0, NULL) != CUDA_SUCCESS ||
-	    gpa("cuMemcpyDtoH", (void **)&dtoh, 12080, 0, NULL) != CUDA_SUCCESS) {
+	    gpa("cuMemcpyDtoH", (void **)&dtoh, 12080, 0, NULL) != CUDA_SUCCESS ||
+	    gpa("cuMemcpyDtoD", (void **)&dtod, 12080, 0, NULL) != CUDA_SUCCESS ||
+	    gpa("cuMemcpy2D", (void **)&copy2d, 12080, 0, NULL) != CUDA_SUCCESS) {
 		ok(0, "device memory and the driver's copies");
 		return;
 	}
@@ -55,7 +61,22 @@ static void copies(CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdri
 	 * clear, staged or not (mixed.sh runs it staged too). */
 	errors += htod((CUdeviceptr)(uintptr_t)d + 2048, a, MIXED_COPY) != CUDA_ERROR_INVALID_VALUE;
 	errors += cudaGetLastError() != cudaSuccess;
-	is_int(errors, 0, "6 runtime and 5 driver copies, bytes intact, the failed one the driver's alone");
+	/* 2 more each way: 4 rows of 1024 bytes in, device to device, 2D out. */
+	memset(b, 0, sizeof b);
+	errors += cudaMemcpy2D(d, 1024, a, 1024, 1024, MIXED_COPY / 1024, cudaMemcpyHostToDevice) != cudaSuccess;
+	errors += cudaMemcpy(d2, d, MIXED_COPY, cudaMemcpyDeviceToDevice) != cudaSuccess;
+	errors += dtod((CUdeviceptr)(uintptr_t)d, (CUdeviceptr)(uintptr_t)d2, MIXED_COPY) != CUDA_SUCCESS;
+	memset(&p2, 0, sizeof p2);
+	p2.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	p2.srcDevice = (CUdeviceptr)(uintptr_t)d;
+	p2.srcPitch = 1024;
+	p2.dstMemoryType = CU_MEMORYTYPE_HOST;
+	p2.dstHost = b;
+	p2.dstPitch = 1024;
+	p2.WidthInBytes = 1024;
+	p2.Height = MIXED_COPY / 1024;
+	errors += copy2d(&p2) != CUDA_SUCCESS || memcmp(a, b, sizeof a) != 0;
+	is_int(errors, 0, "8 runtime and 7 driver copies, bytes intact, the failed one the driver's alone");
 }
 
 int main(int argc, char **argv)

@@ -21,12 +21,14 @@ if jcheck_ok && report_ok "$SIM_TMP/mixed.json"; then
 	tap_eq "$(jget "$j" apis.cudaHostAlloc.calls)" $((R + D)) "report: cudaHostAlloc + cuMemHostAlloc calls"
 	tap_eq "$(jget "$j" apis.cudaFreeHost.calls)" $((R + D)) "report: cudaFreeHost + cuMemFreeHost calls"
 	tap_eq "$(jget "$j" stats.free_cached)" $((R + D)) "report: every free kept in the cache"
-	# mixed.c's copies(): 6 runtime copies whose cudart copies through the
-	# driver, and 5 driver ones, 4096 bytes each.
-	tap_eq "$(jget "$j" stats.memcpy_calls)" 11 "report: runtime and driver copies counted once each"
-	tap_eq "$(jget "$j" stats.memcpy_bytes)" $((11 * 4096)) "report: ... with their bytes"
-	tap_eq "$(jget "$j" apis.cudaMemcpy.calls)+$(jget "$j" apis.cudaMemcpyAsync.calls)" 9+2 \
-		"report: cudaMemcpy + cuMemcpyHtoD/DtoH calls, and cudaMemcpyAsync"
+	# mixed.c's copies(): 8 runtime copies whose cudart copies through the
+	# driver (a device-to-device cudaMemcpy through cuMemcpyDtoD, a
+	# cudaMemcpy2D through cuMemcpy2D), and 7 driver ones (one failing), 4096 bytes each.
+	tap_eq "$(jget "$j" stats.memcpy_calls)" 15 "report: runtime and driver copies counted once each"
+	tap_eq "$(jget "$j" stats.memcpy_bytes)" $((15 * 4096)) "report: ... with their bytes"
+	tap_eq "$(jget "$j" apis.cudaMemcpy.calls)+$(jget "$j" apis.cudaMemcpyAsync.calls)" 11+2 \
+		"report: cudaMemcpy + cuMemcpyHtoD/DtoH/DtoD calls, and cudaMemcpyAsync"
+	tap_eq "$(jget "$j" apis.cudaMemcpyOther.calls)" 2 "report: cudaMemcpy2D and cuMemcpy2D as other copies"
 else
 	tap_skip "report checks need tests/diag/jcheck (jansson)"
 fi
@@ -41,7 +43,7 @@ if jcheck_ok && report_ok "$SIM_TMP/mixed_st.json"; then
 	tap_eq "$(jget "$j" stats.stage_h2d_calls)+$(jget "$j" stats.stage_d2h_calls)" 5+5 \
 		"staged: 3 runtime and 2 driver copies each way"
 	tap_eq "$(jget "$j" stats.stage_h2d_driver_calls)" 1 "staged: the copy past its allocation left to the driver"
-	tap_eq "$(jget "$j" stats.memcpy_calls)" 11 "staged: every copy counted once"
+	tap_eq "$(jget "$j" stats.memcpy_calls)" 15 "staged: every copy counted once"
 fi
 
 # Observe mode counts a call the same whichever API it came through (issue

@@ -373,6 +373,7 @@ static void test_golden(void)
 
     fill_stats(&st, 1);
     in = make_info(PC_MODE_OBSERVE);
+    in.stage_native = 1u << 1;   /* device 1 reads pageable memory natively */
     tmp_path(path, sizeof path, "report-observe.txt");
     write_report(path, PC_REPORT_TEXT, 0, &in, &st, "0", "testhost");
     golden("report-observe.txt", path);
