@@ -26,6 +26,8 @@ static cudaError_t pc_copy_real(void *dst, const void *src, size_t n, enum cudaM
  * Staging asks about the device side itself, through the same c. */
 static void pc_copy_classify(struct pc_copy *c)
 {
+    if (c->clean)            /* a batch's operand, classified by its policy */
+        return;
     if (!c->n || !c->dst || !c->src || pc_state.forked_child)
         return;
     if (c->kind != cudaMemcpyHostToDevice && c->kind != cudaMemcpyDeviceToHost &&
@@ -49,6 +51,23 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
 {
     struct pc_copy c = { .dst = dst, .src = src, .n = n, .kind = kind, .stream = stream, .how = how,
                          .s = { .p = src }, .d = { .p = dst } };
+
+    if (pc_state.mode != PC_MODE_OFF) {
+        /* Looked up once: the classifier takes the cache's blocks from here. */
+        c.s.cached = pc_cache_owns(src);
+        c.d.cached = pc_cache_owns(dst);
+    }
+    return pc_copy_run(&c);
+}
+
+cudaError_t pc_copy_run(struct pc_copy *c)
+{
+    void *dst = c->dst;
+    const void *src = c->src;
+    size_t n = c->n;
+    enum cudaMemcpyKind kind = c->kind;
+    cudaStream_t stream = c->stream;
+    enum pc_copy_how how = c->how;
     struct pc_staged st;
     cudaError_t r;
     uint64_t t0;
@@ -57,17 +76,14 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
     if (pc_state.mode != PC_MODE_OFF) {
         PC_STAT_INC(memcpy_calls);
         PC_STAT_ADD(memcpy_bytes, n);
-        /* Looked up once: the classifier takes the cache's blocks from here. */
-        c.s.cached = pc_cache_owns(src);
-        c.d.cached = pc_cache_owns(dst);
-        if (c.s.cached || c.d.cached)
+        if (c->s.cached || c->d.cached)
             PC_STAT_INC(memcpy_cached_src);
-        pc_copy_classify(&c);
-        pc_diag_copy(&c);
+        pc_copy_classify(c);
+        pc_diag_copy(c);
         if (how == PC_COPY_ASYNC || how == PC_COPY_ASYNC_PTSZ)
             pc_stream_seen(stream);
     }
-    switch (pc_stage_copy(&c, &st)) {
+    switch (pc_stage_copy(c, &st)) {
     case PC_STAGE_DONE:
         r = st.err;
         if (st.redo < n)     /* the rest is the runtime's */

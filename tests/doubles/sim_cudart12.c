@@ -40,6 +40,12 @@ static struct {
 	CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
 	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
 	CUresult (*mem_free)(CUdeviceptr);
+	CUresult (*batch)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t,
+			  size_t *, CUstream);
+	CUresult (*batch_ptsz)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t,
+			       size_t *, CUstream);
+	int (*pointer_kind)(const void *, int *);
+	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 } D;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -69,7 +75,11 @@ static void load(void)
 	GET(event_query, "cuEventQuery"); GET(event_sync, "cuEventSynchronize");
 	GET(event_destroy, "cuEventDestroy"); GET(htod_async, "cuMemcpyHtoDAsync");
 	GET(dtoh_async, "cuMemcpyDtoHAsync"); GET(memcpy, "cuMemcpy"); GET(mem_alloc, "cuMemAlloc");
-	GET(mem_free, "cuMemFree");
+	GET(mem_free, "cuMemFree"); GET(batch, "cuMemcpyBatchAsync");
+	GET(is_capturing, "cuStreamIsCapturing");
+	broken |= D.gpa("cuMemcpyBatchAsync", (void **)&D.batch_ptsz, 12080,
+			CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL) != CUDA_SUCCESS;
+	broken |= !(*(void **)&D.pointer_kind = dlsym(h, "simPointerKind"));
 	if (!broken && D.init(0) != CUDA_SUCCESS)
 		broken = 1;
 }
@@ -187,6 +197,54 @@ API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaM
 	if (kind == cudaMemcpyDeviceToHost)
 		return err(D.dtoh_async(dst, (CUdeviceptr)(uintptr_t)src, n, (CUstream)s));
 	return err(CUDA_ERROR_INVALID_VALUE);
+}
+
+/* CUDA 12.8's batch ABI: failIdx (the driver's 12080 cuMemcpyBatchAsync). */
+API cudaError_t sim12_batch(void *const *d, const void *const *s, const size_t *n, size_t count,
+			    struct cudaMemcpyAttributes *a, size_t *ai, size_t na, size_t *fail,
+			    cudaStream_t st) __asm__("cudaMemcpyBatchAsync");
+cudaError_t sim12_batch(void *const *d, const void *const *s, const size_t *n, size_t count,
+				 struct cudaMemcpyAttributes *a, size_t *ai, size_t na, size_t *fail, cudaStream_t st)
+{
+	ENTER();
+	return err(D.batch((CUdeviceptr *)d, (CUdeviceptr *)s, (size_t *)n, count, (CUmemcpyAttributes *)a, ai, na,
+			   fail, (CUstream)st));
+}
+
+API cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *d, const void *const *s, const size_t *n, size_t count,
+					  struct cudaMemcpyAttributes *a, size_t *ai, size_t na, size_t *fail,
+					  cudaStream_t st);
+cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *d, const void *const *s, const size_t *n, size_t count,
+				      struct cudaMemcpyAttributes *a, size_t *ai, size_t na, size_t *fail,
+				      cudaStream_t st)
+{
+	ENTER();
+	return err(D.batch_ptsz((CUdeviceptr *)d, (CUdeviceptr *)s, (size_t *)n, count, (CUmemcpyAttributes *)a, ai,
+				na, fail, (CUstream)st));
+}
+
+API cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *st)
+{
+	ENTER();
+	return err(D.is_capturing((CUstream)s, (CUstreamCaptureStatus *)st));
+}
+
+/* Through the driver (the sim's simPointerKind stands in for
+ * cuPointerGetAttributes). */
+API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr, const void *p)
+{
+	int dev = -2, k;
+
+	ENTER();
+	if (!attr)
+		return err(CUDA_ERROR_INVALID_VALUE);
+	k = D.pointer_kind(p, &dev);
+	memset(attr, 0, sizeof *attr);
+	attr->type = k == 1 ? cudaMemoryTypeHost : k == 2 ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+	attr->device = k ? dev : -2;
+	attr->devicePointer = k ? (void *)p : NULL;
+	attr->hostPointer = k == 2 ? NULL : (void *)p;
+	return cudaSuccess;
 }
 
 API cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fn, unsigned int ver,
