@@ -21,6 +21,8 @@
  * Staging asks about the device side itself, through the same c. */
 static void pc_copy_classify(struct pc_copy *c)
 {
+    if (c->clean)            /* a batch's operand, classified by its policy */
+        return;
     if (!c->n || !c->dst || !c->src || pc_state.forked_child)
         return;
     if (c->kind != cudaMemcpyHostToDevice && c->kind != cudaMemcpyDeviceToHost &&
@@ -39,10 +41,7 @@ static void pc_copy_classify(struct pc_copy *c)
         pc_mem_of(&c->d);
 }
 
-/* A 1D host copy of either flavour: counted, each side classified once,
- * staged where pageable, the rest and everything else made by fl's real
- * copy.  The result is in fl's codes. */
-static int pc_copy_run(struct pc_copy *c, const struct pc_flavour *fl)
+int pc_copy_run(struct pc_copy *c, const struct pc_flavour *fl)
 {
     struct pc_staged st;
     int r;
@@ -53,9 +52,6 @@ static int pc_copy_run(struct pc_copy *c, const struct pc_flavour *fl)
     if (pc_state.mode != PC_MODE_OFF) {
         PC_STAT_INC(memcpy_calls);
         PC_STAT_ADD(memcpy_bytes, c->n);
-        /* Looked up once: the classifier takes the cache's blocks from here. */
-        c->s.cached = pc_cache_owns(c->src);
-        c->d.cached = pc_cache_owns(c->dst);
         if (c->s.cached || c->d.cached)
             PC_STAT_INC(memcpy_cached_src);
         pc_copy_classify(c);
@@ -90,11 +86,21 @@ static int pc_copy_run(struct pc_copy *c, const struct pc_flavour *fl)
     { .dst = (dst_), .src = (src_), .n = (n_), .kind = (kind_), .stream = (cudaStream_t)(stream_), \
       .how = (how_), .s = { .p = (src_) }, .d = { .p = (dst_) } }
 
+/* Looked up once: the classifier takes the cache's blocks from here. */
+static void pc_copy_lookup(struct pc_copy *c)
+{
+    if (pc_state.mode != PC_MODE_OFF) {
+        c->s.cached = pc_cache_owns(c->src);
+        c->d.cached = pc_cache_owns(c->dst);
+    }
+}
+
 cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                       cudaStream_t stream, enum pc_copy_how how)
 {
     struct pc_copy c = PC_COPY_INIT(dst, src, n, kind, stream, how);
 
+    pc_copy_lookup(&c);
     if (pc_state.mode != PC_MODE_OFF && (how == PC_COPY_ASYNC || how == PC_COPY_ASYNC_PTSZ))
         pc_stream_seen(stream);
     return (cudaError_t)pc_copy_run(&c, &pc_flavour_rt);
@@ -118,6 +124,7 @@ CUresult pc_drv_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
 {
     struct pc_copy c = PC_COPY_INIT(dst, src, n, kind, s, how);
 
+    pc_copy_lookup(&c);
     pc_drv_copy_seen(how == PC_COPY_SYNC_PTDS ? CU_STREAM_PER_THREAD : s);
     return (CUresult)pc_copy_run(&c, &pc_flavour_drv);
 }

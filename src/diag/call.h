@@ -11,6 +11,7 @@
 #define PC_NOTE_BUSY    0x08u  /* GPU work it waits for was in flight at entry */
 #define PC_NOTE_AVOIDED 0x10u  /* GPU work was in flight; the real call would have waited */
 #define PC_NOTE_TIMED   0x20u  /* a copy that returns only once the data has arrived */
+#define PC_NOTE_BATCH   0x40u  /* a batched copy: its operands' kinds are accounted one by one */
 
 /* The interposed call in flight on this thread.  The guard (pc_enter) lets a
  * thread run one at a time, so one thread-local record is enough.

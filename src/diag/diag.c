@@ -121,53 +121,81 @@ void pc_diag_probe_stream(cudaStream_t s)
 
 /* --- copies --------------------------------------------------------------- */
 
-/* c's sides were classified by the copy policy (api/copy.c), with no error
- * pending: nothing is asked again here. */
-void pc_diag_copy(const struct pc_copy *c)
+/* The copies-table row of c (classified by the copy policy, with no error
+ * pending: nothing is asked again here), or -1: not a host copy.  *h2d and
+ * *mk: its direction and host memory kind. */
+static int pc_diag_copy_row(const struct pc_copy *c, int *h2d, enum pc_mem *mk)
 {
-    int sync = c->how == PC_COPY_SYNC || c->how == PC_COPY_SYNC_PTDS;
-    enum pc_mem mk;
-    int h2d;
-    cudaStream_t s;
-
-    if (pc_tls_call.api < 0 || !c->clean)
-        return;
+    if (!c->clean)
+        return -1;
     switch (c->kind) {
     case cudaMemcpyHostToDevice:
-        h2d = 1;
-        mk = c->s.kind;
+        *h2d = 1;
+        *mk = c->s.kind;
         break;
     case cudaMemcpyDeviceToHost:
-        h2d = 0;
-        mk = c->d.kind;
+        *h2d = 0;
+        *mk = c->d.kind;
         break;
     default:                 /* cudaMemcpyDefault */
         if (pc_mem_is_host(c->s.kind) && c->d.kind == PC_MEM_DEVICE) {
-            h2d = 1;
-            mk = c->s.kind;
+            *h2d = 1;
+            *mk = c->s.kind;
         } else if (c->s.kind == PC_MEM_DEVICE && pc_mem_is_host(c->d.kind)) {
-            h2d = 0;
-            mk = c->d.kind;
+            *h2d = 0;
+            *mk = c->d.kind;
         } else {
-            return;
+            return -1;
         }
         break;
     }
-    if (!pc_mem_is_host(mk))
+    if (!pc_mem_is_host(*mk))
+        return -1;
+    if (*h2d)
+        return *mk == PC_MEM_PAGEABLE ? PC_COPY_h2d_pageable : PC_COPY_h2d_pinned;
+    return *mk == PC_MEM_PAGEABLE ? PC_COPY_d2h_pageable : PC_COPY_d2h_pinned;
+}
+
+void pc_diag_copy(const struct pc_copy *c)
+{
+    int sync = c->how == PC_COPY_SYNC || c->how == PC_COPY_SYNC_PTDS;
+    enum pc_mem mk = PC_MEM_UNASKED;
+    int h2d = 0, row;
+    cudaStream_t s;
+
+    if (pc_tls_call.api < 0 || (row = pc_diag_copy_row(c, &h2d, &mk)) < 0)
         return;
-    if (h2d)
-        pc_tls_call.copy = mk == PC_MEM_PAGEABLE ? PC_COPY_h2d_pageable : PC_COPY_h2d_pinned;
-    else
-        pc_tls_call.copy = mk == PC_MEM_PAGEABLE ? PC_COPY_d2h_pageable : PC_COPY_d2h_pinned;
-    /* These return only when the data is there (CUDA's API sync behaviour). */
-    if (sync || (!h2d && mk == PC_MEM_PAGEABLE))
-        pc_call_note(PC_NOTE_TIMED);
+    /* A batch's operands have rows of their own (pc_diag_copy_operand). */
+    if (!(pc_tls_call.notes & PC_NOTE_BATCH)) {
+        pc_tls_call.copy = row;
+        /* These return only when the data is there (CUDA's API sync behaviour). */
+        if (sync || (!h2d && mk == PC_MEM_PAGEABLE))
+            pc_call_note(PC_NOTE_TIMED);
+    }
     /* Synchronous and pageable copies wait for the stream's earlier work. */
     if (sync || mk == PC_MEM_PAGEABLE) {
         s = c->how == PC_COPY_SYNC ? cudaStreamLegacy
           : c->how == PC_COPY_SYNC_PTDS ? cudaStreamPerThread
           : c->how == PC_COPY_ASYNC_PTSZ && !c->stream ? cudaStreamPerThread : c->stream;
         pc_probe_stream(s, 1);
+    }
+}
+
+void pc_diag_copy_operand(const struct pc_copy *c, uint64_t ns, int timed)
+{
+    struct pc_copy_stat *k;
+    enum pc_mem mk;
+    int h2d, row;
+
+    if (pc_tls_call.api < 0 || (row = pc_diag_copy_row(c, &h2d, &mk)) < 0)
+        return;
+    k = &pc_stats.copy[row];
+    PC_ADD(k->calls, 1);
+    PC_ADD(k->bytes, c->n);
+    PC_ADD(k->ns, ns);
+    if (timed) {
+        PC_ADD(k->timed_bytes, c->n);
+        PC_ADD(k->timed_ns, ns);
     }
 }
 

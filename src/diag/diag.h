@@ -71,6 +71,10 @@ static inline int pc_call_accounted(void)
 /* --- copies (api/copy.c): the kind of the host side, from the sides the
  * copy policy classified (c->clean), and the stream probe --- */
 void pc_diag_copy(const struct pc_copy *c);
+/* One operand of a batched copy (the call noted PC_NOTE_BATCH), classified
+ * like a single copy: its row of the copies table, with ns of time (timed:
+ * it returned only once its data was there). */
+void pc_diag_copy_operand(const struct pc_copy *c, uint64_t ns, int timed);
 
 /* In a forked child: the parent's shadow blocks are not the child's. */
 void pc_diag_after_fork_child(void);

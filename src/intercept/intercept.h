@@ -7,7 +7,10 @@
 #include "real/drv_ext.h"
 
 #define PC_RT(name, params, args) cudaError_t pc12_##name params;
+#define PC_RT_ABI12(name, params, args, params12, args12) \
+    cudaError_t pc12_##name params12; cudaError_t pc_##name##_12 params12;
 #include "intercept/cudart.def"
+#undef PC_RT_ABI12
 #undef PC_RT
 
 /* Exported as cuGetProcAddress (cuda.h maps that name to _v2). */

@@ -24,5 +24,17 @@
         return r_;                                                           \
     }                                                                        \
     __asm__(".symver pc12_" #name ", " #name "@libcudart.so.12");
+/* A name whose 12 ABI differs runs that ABI's wrapper. */
+#define PC_RT_ABI12(name, params, args, params12, args12)                    \
+    PC_EXPORT cudaError_t pc12_##name params12                               \
+    {                                                                        \
+        unsigned char m_ = pc_tls_major;                                     \
+        pc_tls_major = PC_MAJOR_12;                                          \
+        cudaError_t r_ = pc_##name##_12 args12;                              \
+        pc_tls_major = m_;                                                   \
+        return r_;                                                           \
+    }                                                                        \
+    __asm__(".symver pc12_" #name ", " #name "@libcudart.so.12");
 #include "intercept/cudart.def"
+#undef PC_RT_ABI12
 #undef PC_RT

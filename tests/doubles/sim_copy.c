@@ -127,9 +127,11 @@ static struct side classify(const void *p, bool host_by_kind, bool by_pointer)
 	return sd;
 }
 
-static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-			  size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, bool ptz,
-			  enum copy_mode mode)
+/* in_order: a pageable source is read when the copy runs, as a pinned one
+ * (a batch operand with srcAccessOrder Stream: README "Batched copies"). */
+static cudaError_t copy2d_ordered(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+				  size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, bool ptz,
+				  enum copy_mode mode, bool in_order)
 {
 	cudaError_t e = sim_enter();
 	struct side sd, ss;
@@ -182,7 +184,7 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
 			return sim_ret(cudaErrorInvalidValue);
 		}
 	}
-	if (ss.pageable && !sd.host) {
+	if (ss.pageable && !sd.host && !in_order) {
 		bool wait;
 
 		op->owned = malloc(width * height);
@@ -211,7 +213,7 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
 			sim_wait_seq(s, seq);
 		return cudaSuccess;
 	}
-	if (mode == COPY_ASYNC && ss.pageable) {
+	if (mode == COPY_ASYNC && ss.pageable && !in_order) {
 		/* Stage the source now, after the stream's earlier work. */
 		char *stage = malloc(width * height);
 
@@ -232,6 +234,20 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
 	if (!e && seq && (mode == COPY_SYNC || sd.pageable))
 		sim_wait_seq(s, seq);
 	return sim_ret(e);
+}
+
+static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+			  size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, bool ptz,
+			  enum copy_mode mode)
+{
+	return copy2d_ordered(dst, dpitch, src, spitch, width, height, kind, stream, ptz, mode, false);
+}
+
+cudaError_t sim_copy_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+			   cudaStream_t stream, bool ptz, bool in_order)
+{
+	return copy2d_ordered(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault, stream, ptz, COPY_ASYNC,
+			      in_order);
 }
 
 SIM_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)

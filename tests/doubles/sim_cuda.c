@@ -712,6 +712,70 @@ API CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *p) { return peer_3d(p
 API CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *p, CUstream s) { return peer_3d(p, s, ASYNC); }
 API CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *p, CUstream s) { return peer_3d(p, s, ASYNC_PTSZ); }
 
+/* --- batched copies: the runtime's batch (sim_batch.c); CUDA 12.8's ABI
+ * (failIdx) under the plain names, 13.0's as _v2 (cuda.h maps the plain
+ * names to _v2 with macros) --- */
+#undef cuMemcpyBatchAsync
+#undef cuMemcpy3DBatchAsync
+#define BATCH_ARGS (void *const *)dsts, (const void *const *)srcs, sizes, count, \
+	(const struct cudaMemcpyAttributes *)attrs, idxs, nattrs
+
+API CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+				CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs, size_t *fail, CUstream s)
+{
+	NEED_CTX();
+	return drv(sim_batch(BATCH_ARGS, fail, (cudaStream_t)s, false));
+}
+
+API CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+				     CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs, size_t *fail, CUstream s)
+{
+	NEED_CTX();
+	return drv(sim_batch(BATCH_ARGS, fail, (cudaStream_t)s, true));
+}
+
+API CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+				   CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs, CUstream s)
+{
+	NEED_CTX();
+	return drv(sim_batch(BATCH_ARGS, NULL, (cudaStream_t)s, false));
+}
+
+API CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+					CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs, CUstream s)
+{
+	NEED_CTX();
+	return drv(sim_batch(BATCH_ARGS, NULL, (cudaStream_t)s, true));
+}
+
+#define BATCH3D_OPS (const struct cudaMemcpy3DBatchOp *)ops
+API CUresult cuMemcpy3DBatchAsync(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long flags,
+				  CUstream s)
+{
+	NEED_CTX();
+	return drv(sim_batch3d(n, BATCH3D_OPS, fail, flags, (cudaStream_t)s, false));
+}
+
+API CUresult cuMemcpy3DBatchAsync_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
+				       unsigned long long flags, CUstream s)
+{
+	NEED_CTX();
+	return drv(sim_batch3d(n, BATCH3D_OPS, fail, flags, (cudaStream_t)s, true));
+}
+
+API CUresult cuMemcpy3DBatchAsync_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+	NEED_CTX();
+	return drv(sim_batch3d(n, BATCH3D_OPS, NULL, flags, (cudaStream_t)s, false));
+}
+
+API CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+					  CUstream s)
+{
+	NEED_CTX();
+	return drv(sim_batch3d(n, BATCH3D_OPS, NULL, flags, (cudaStream_t)s, true));
+}
+
 /* --- cuGetProcAddress: the variant with the highest version not above the
  * one asked for; with per-thread flags, the _ptsz one where there is one. */
 
@@ -796,6 +860,14 @@ static const struct proc procs[] = {
 	{ "cuMemcpy3DPeer", 7000, 1, (void *)cuMemcpy3DPeer_ptds },
 	{ "cuMemcpy3DPeerAsync", 4000, 0, (void *)cuMemcpy3DPeerAsync },
 	{ "cuMemcpy3DPeerAsync", 7000, 1, (void *)cuMemcpy3DPeerAsync_ptsz },
+	{ "cuMemcpyBatchAsync", 12080, 0, (void *)cuMemcpyBatchAsync },
+	{ "cuMemcpyBatchAsync", 12080, 1, (void *)cuMemcpyBatchAsync_ptsz },
+	{ "cuMemcpyBatchAsync", 13000, 0, (void *)cuMemcpyBatchAsync_v2 },
+	{ "cuMemcpyBatchAsync", 13000, 1, (void *)cuMemcpyBatchAsync_v2_ptsz },
+	{ "cuMemcpy3DBatchAsync", 12080, 0, (void *)cuMemcpy3DBatchAsync },
+	{ "cuMemcpy3DBatchAsync", 12080, 1, (void *)cuMemcpy3DBatchAsync_ptsz },
+	{ "cuMemcpy3DBatchAsync", 13000, 0, (void *)cuMemcpy3DBatchAsync_v2 },
+	{ "cuMemcpy3DBatchAsync", 13000, 1, (void *)cuMemcpy3DBatchAsync_v2_ptsz },
 	{ "cuGetProcAddress", 12000, 0, NULL },   /* filled below: itself */
 };
 

@@ -47,6 +47,10 @@ static struct {
 	CUresult (*ptr_attrs)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 	CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*stream_dev)(CUstream, CUdevice *);
+	CUresult (*batch)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t,
+			  size_t *, CUstream);
+	CUresult (*batch_ptsz)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t,
+			       size_t *, CUstream);
 	CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 } D;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -79,6 +83,9 @@ static void load(void)
 	GET(dtod, "cuMemcpyDtoD"); GET(memcpy2d, "cuMemcpy2D");
 	GET(mem_free, "cuMemFree"); GET(ptr_attrs, "cuPointerGetAttributes");
 	GET(capturing, "cuStreamIsCapturing"); GET(stream_dev, "cuStreamGetDevice");
+	GET(batch, "cuMemcpyBatchAsync");
+	broken |= D.gpa("cuMemcpyBatchAsync", (void **)&D.batch_ptsz, 12080,
+			CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL) != CUDA_SUCCESS;
 	if (!broken && D.init(0) != CUDA_SUCCESS)
 		broken = 1;
 }
@@ -266,6 +273,30 @@ API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaM
 	if (kind == cudaMemcpyDeviceToHost)
 		return err(D.dtoh_async(dst, (CUdeviceptr)(uintptr_t)src, n, (CUstream)s));
 	return err(CUDA_ERROR_INVALID_VALUE);
+}
+
+/* CUDA 12.8's batch ABI: failIdx (the driver's 12080 cuMemcpyBatchAsync). */
+API cudaError_t sim12_batch(void *const *d, const void *const *s, const size_t *n, size_t count,
+			    struct cudaMemcpyAttributes *a, size_t *ai, size_t na, size_t *fail,
+			    cudaStream_t st) __asm__("cudaMemcpyBatchAsync");
+cudaError_t sim12_batch(void *const *d, const void *const *s, const size_t *n, size_t count,
+				 struct cudaMemcpyAttributes *a, size_t *ai, size_t na, size_t *fail, cudaStream_t st)
+{
+	ENTER();
+	return err(D.batch((CUdeviceptr *)d, (CUdeviceptr *)s, (size_t *)n, count, (CUmemcpyAttributes *)a, ai, na,
+			   fail, (CUstream)st));
+}
+
+API cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *d, const void *const *s, const size_t *n, size_t count,
+					  struct cudaMemcpyAttributes *a, size_t *ai, size_t na, size_t *fail,
+					  cudaStream_t st);
+cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *d, const void *const *s, const size_t *n, size_t count,
+				      struct cudaMemcpyAttributes *a, size_t *ai, size_t na, size_t *fail,
+				      cudaStream_t st)
+{
+	ENTER();
+	return err(D.batch_ptsz((CUdeviceptr *)d, (CUdeviceptr *)s, (size_t *)n, count, (CUmemcpyAttributes *)a, ai,
+				na, fail, (CUstream)st));
 }
 
 API cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fn, unsigned int ver,

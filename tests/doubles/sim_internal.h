@@ -224,4 +224,18 @@ struct sim_range *sim_mem_find(const void *p);
 /* Release a device range freed by cudaFreeAsync (from a worker, sim_mu not held). */
 void sim_mem_free_device_now(void *p);
 
+/* ---- copies (sim_copy.c) and batches (sim_batch.c) */
+/* An async copy by pointer (cudaMemcpyDefault); in_order: a pageable
+ * source is read when the copy runs, not at the call. */
+cudaError_t sim_copy_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+			   cudaStream_t stream, bool ptz, bool in_order);
+/* A batch of 1D copies (cudaMemcpyBatchAsync, cuMemcpyBatchAsync; fail:
+ * the failIdx of the 12.8 ABI, or NULL); the runtime's code, last error set. */
+cudaError_t sim_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+		      const struct cudaMemcpyAttributes *attrs, const size_t *idxs, size_t nattrs, size_t *fail,
+		      cudaStream_t stream, bool ptz);
+/* A batch of 3D copies, pointer operands only (the sim has no arrays). */
+cudaError_t sim_batch3d(size_t n, const struct cudaMemcpy3DBatchOp *ops, size_t *fail, unsigned long long flags,
+			cudaStream_t stream, bool ptz);
+
 #endif

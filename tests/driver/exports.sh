@@ -11,7 +11,7 @@ if ! have_shim || ! command -v nm >/dev/null 2>&1; then
 	exit 0
 fi
 nm -D --defined-only "$PINCACHE_LIB" | awk '{ print $3 }' | sort >"$SIM_TMP/syms"
-sed -n 's/^PC_RT(\([A-Za-z0-9_]*\),.*/\1/p' "$top_srcdir/src/intercept/cudart.def" | sort >"$SIM_TMP/rt"
+sed -n 's/^PC_RT\(_ABI12\)\{0,1\}(\([A-Za-z0-9_]*\),.*/\2/p' "$top_srcdir/src/intercept/cudart.def" | sort >"$SIM_TMP/rt"
 sed -n 's/^PC_DRV(\([A-Za-z0-9_]*\),.*/\1/p' "$top_srcdir/src/intercept/driver.def" | sort >"$SIM_TMP/drv"
 sed -n 's/@@libcudart\.so\.13$//p' "$SIM_TMP/syms" | sort >"$SIM_TMP/rt13"
 sed -n 's/@libcudart\.so\.12$//p' "$SIM_TMP/syms" | sort >"$SIM_TMP/rt12"
