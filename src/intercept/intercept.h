@@ -7,7 +7,9 @@
 #include "real/drv_ext.h"
 
 #define PC_RT(name, params, args) cudaError_t pc12_##name params;
+#define PC_RT13(name, params, args)
 #include "intercept/cudart.def"
+#undef PC_RT13
 #undef PC_RT
 
 /* Exported as cuGetProcAddress (cuda.h maps that name to _v2). */

@@ -4,6 +4,7 @@
 #include "util/fmt.h"
 #include "report/figures.h"
 #include "report/summary.h"
+#include "report/bysource.h"
 
 /* The runtime's own rates for pageable copies on the H200, the lower of
  * DESIGN.md's measured figures, in GB/s (bytes per ns): staging is weighed
@@ -280,6 +281,7 @@ void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&d, PC_EMIT_BYTES, in->max_cached));
     }
 
+    pc_report_pinned_lines(e, r);
     pc_report_times(e, r);
     pc_report_waits(e, r);
     pc_report_timeline(e, r);
