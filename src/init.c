@@ -19,6 +19,7 @@
 #include "real/rtdrv.h"
 #include "core/cache.h"
 #include "core/fence.h"
+#include "core/pinned.h"
 #include "diag/cupti.h"
 #include "diag/diag.h"
 #include "diag/shadow.h"
@@ -62,6 +63,9 @@ static const struct pc_module pc_modules[] = {
     { "cache",    pc_cache_start, NULL,                    pc_cache_after_fork_child,    pc_cache_forget_device },
     { "fence",    NULL,           NULL,                    pc_fence_forget_all,          pc_fence_forget_device },
     { "register", NULL,           pc_register_before_fork, pc_register_after_fork_child, NULL },
+    /* host pools and VMM survive a device's loss (cudaDeviceReset and
+     * cuCtxDestroy do not free them: cuda_runtime_api.h, cuda.h) */
+    { "pinned",   NULL,           NULL,                    pc_pinned_after_fork_child,   NULL },
     { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device },
     { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL },
     { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL },

@@ -35,7 +35,10 @@ struct pc_hook {
  * scan gives the same answers. */
 static struct pc_hook pc_hooks[] = {
 #define PC_RT(name, params, args) { #name, (void *)name, (void *)pc12_##name },
+/* CUDA 13 only: no libcudart.so.12 defines it, so fn12 is never handed out */
+#define PC_RT13(name, params, args) { #name, (void *)name, (void *)name },
 #include "intercept/cudart.def"
+#undef PC_RT13
 #undef PC_RT
 #define PC_DRV(name, fn) { #name, (void *)fn, NULL },
 #include "intercept/driver.def"

@@ -9,8 +9,10 @@
 #define PC_RT(name, params, args) cudaError_t pc12_##name params;
 #define PC_RT_ABI12(name, params, args, params12, args12) \
     cudaError_t pc12_##name params12; cudaError_t pc_##name##_12 params12;
+#define PC_RT13(name, params, args)
 #include "intercept/cudart.def"
 #undef PC_RT_ABI12
+#undef PC_RT13
 #undef PC_RT
 
 /* Exported as cuGetProcAddress (cuda.h maps that name to _v2). */

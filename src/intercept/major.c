@@ -35,6 +35,8 @@
         return r_;                                                           \
     }                                                                        \
     __asm__(".symver pc12_" #name ", " #name "@libcudart.so.12");
+#define PC_RT13(name, params, args)   /* no cudart 12 twin */
 #include "intercept/cudart.def"
 #undef PC_RT_ABI12
+#undef PC_RT13
 #undef PC_RT

@@ -39,6 +39,12 @@ struct pc_gpa {
     { name, since, 7000, 1, (void *)legacy },                                \
     { name, 7000, INT_MAX, 1, (void *)per_thread }
 
+/* A name whose per-thread form came with it (the stream-ordered allocator,
+ * 11020: PFN_cuMemAllocAsync_v11020 and _v11020_ptsz). */
+#define PC_GPA_PT_SINCE(name, since, legacy, per_thread)                     \
+    { name, since, INT_MAX, -1, (void *)legacy },                            \
+    { name, since, INT_MAX, 1, (void *)per_thread }
+
 static const struct pc_gpa pc_gpa_tab[] = {
     { "cuCtxCreate", 3020, 11040, 0, (void *)cuCtxCreate_v2 },
     { "cuCtxCreate", 11040, 12050, 0, (void *)cuCtxCreate_v3 },
@@ -47,15 +53,29 @@ static const struct pc_gpa pc_gpa_tab[] = {
     { "cuDevicePrimaryCtxRelease", 11000, INT_MAX, 0, (void *)cuDevicePrimaryCtxRelease_v2 },
     { "cuDevicePrimaryCtxReset", 11000, INT_MAX, 0, (void *)cuDevicePrimaryCtxReset_v2 },
     { "cuDevicePrimaryCtxRetain", 7000, INT_MAX, 0, (void *)cuDevicePrimaryCtxRetain },
+    { "cuDeviceSetMemPool", 11020, INT_MAX, 0, (void *)cuDeviceSetMemPool },
     { "cuGetProcAddress", 11030, 12000, 0, (void *)pc_cuGetProcAddress_v1 },
     { "cuGetProcAddress", 12000, INT_MAX, 0, (void *)cuGetProcAddress_v2 },
+    PC_GPA_PT_SINCE("cuMemAllocAsync", 11020, cuMemAllocAsync, cuMemAllocAsync_ptsz),
+    PC_GPA_PT_SINCE("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz),
     { "cuMemAllocHost", 3020, INT_MAX, 0, (void *)cuMemAllocHost_v2 },
+    { "cuMemCreate", 10020, INT_MAX, 0, (void *)cuMemCreate },
+    PC_GPA_PT_SINCE("cuMemFreeAsync", 11020, cuMemFreeAsync, cuMemFreeAsync_ptsz),
     { "cuMemFreeHost", 2000, INT_MAX, 0, (void *)cuMemFreeHost },
+    { "cuMemGetDefaultMemPool", 13000, INT_MAX, 0, (void *)cuMemGetDefaultMemPool },
+    { "cuMemGetMemPool", 13000, INT_MAX, 0, (void *)cuMemGetMemPool },
     { "cuMemHostAlloc", 2020, INT_MAX, 0, (void *)cuMemHostAlloc },
     { "cuMemHostGetDevicePointer", 3020, INT_MAX, 0, (void *)cuMemHostGetDevicePointer_v2 },
     { "cuMemHostGetFlags", 2030, INT_MAX, 0, (void *)cuMemHostGetFlags },
     { "cuMemHostRegister", 6050, INT_MAX, 0, (void *)cuMemHostRegister_v2 },
     { "cuMemHostUnregister", 4000, INT_MAX, 0, (void *)cuMemHostUnregister },
+    { "cuMemMap", 10020, INT_MAX, 0, (void *)cuMemMap },
+    { "cuMemPoolCreate", 11020, INT_MAX, 0, (void *)cuMemPoolCreate },
+    { "cuMemPoolDestroy", 11020, INT_MAX, 0, (void *)cuMemPoolDestroy },
+    { "cuMemPoolTrimTo", 11020, INT_MAX, 0, (void *)cuMemPoolTrimTo },
+    { "cuMemRelease", 10020, INT_MAX, 0, (void *)cuMemRelease },
+    { "cuMemSetMemPool", 13000, INT_MAX, 0, (void *)cuMemSetMemPool },
+    { "cuMemUnmap", 10020, INT_MAX, 0, (void *)cuMemUnmap },
     PC_GPA_PT("cuMemcpy", 4000, cuMemcpy, cuMemcpy_ptds),
     PC_GPA_PT("cuMemcpy2D", 3020, cuMemcpy2D_v2, cuMemcpy2D_v2_ptds),
     PC_GPA_PT("cuMemcpy2DAsync", 3020, cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz),

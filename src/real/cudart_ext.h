@@ -23,6 +23,9 @@ PC_PTDS_DECL(cudaError_t, cudaStreamBeginCapture_ptsz, (cudaStream_t stream, enu
 PC_PTDS_DECL(cudaError_t, cudaStreamBeginCaptureToGraph_ptsz, (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode))
 PC_PTDS_DECL(cudaError_t, cudaStreamEndCapture_ptsz, (cudaStream_t stream, cudaGraph_t *pGraph))
 PC_PTDS_DECL(cudaError_t, cudaStreamSynchronize_ptsz, (cudaStream_t stream))
+PC_PTDS_DECL(cudaError_t, cudaMallocAsync_ptsz, (void **devPtr, size_t size, cudaStream_t hStream))
+PC_PTDS_DECL(cudaError_t, cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t hStream))
+PC_PTDS_DECL(cudaError_t, cudaMallocFromPoolAsync_ptsz, (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream))
 
 /* Batched copies.  cuda.h maps cuMemcpyBatchAsync and cuMemcpy3DBatchAsync
  * to their CUDA 13 ABIs (_v2) with macros; libcuda still exports the plain

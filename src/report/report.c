@@ -14,6 +14,7 @@
 #include "report/report.h"
 #include "report/hints.h"
 #include "report/summary.h"
+#include "report/bysource.h"
 
 static int pc_emit_kind(int kind)
 {
@@ -128,6 +129,7 @@ static void pc_report_emit(struct pc_emitter *e, const struct pc_report *r)
     pc_emit_kv(e, "d2h_pageable_pct", "share of device-to-host bytes into pageable memory",
                PC_EMIT_PCT, r->d2h_ok ? &r->d2h_pageable_pct : NULL);
     pc_emit_dict_end(e);
+    pc_report_pinned(e, r);
     pc_report_rows(e, r);
     pc_report_staging(e, in);
 

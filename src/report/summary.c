@@ -4,6 +4,7 @@
 #include "util/fmt.h"
 #include "report/figures.h"
 #include "report/summary.h"
+#include "report/bysource.h"
 
 /* The runtime's own rates for pageable copies on the H200, the lower of
  * DESIGN.md's measured figures, in GB/s (bytes per ns): staging is weighed
@@ -265,7 +266,7 @@ void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&f, PC_EMIT_NSEC, st->real_free_ns));
     }
 
-    if (r->observe && st->live_bytes_peak > 0) {
+    if (r->observe && st->live_bytes_peak > 0 && !pc_report_pinned_elsewhere(r)) {
         pc_emit_line(e, "memory: peak %s pinned by cudaHostAlloc/cudaMallocHost",
                      pc_hi(&a, PC_EMIT_BYTES, st->live_bytes_peak));
     } else if (!r->observe && (st->live_bytes_peak > 0 || st->cached_bytes_peak > 0)) {
@@ -280,6 +281,7 @@ void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&d, PC_EMIT_BYTES, in->max_cached));
     }
 
+    pc_report_pinned_lines(e, r);
     pc_report_times(e, r);
     pc_report_waits(e, r);
     pc_report_timeline(e, r);

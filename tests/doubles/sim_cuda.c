@@ -17,6 +17,10 @@
 #include <cuda.h>
 #include "sim_internal.h"
 
+CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t n, CUstream s);
+CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t n, CUmemoryPool pool, CUstream s);
+CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s);
+
 #define API __attribute__((visibility("default")))
 
 /* A context owns the pinned blocks allocated while it is current, and
@@ -868,6 +872,28 @@ static const struct proc procs[] = {
 	{ "cuMemcpy3DBatchAsync", 12080, 1, (void *)cuMemcpy3DBatchAsync_ptsz },
 	{ "cuMemcpy3DBatchAsync", 13000, 0, (void *)cuMemcpy3DBatchAsync_v2 },
 	{ "cuMemcpy3DBatchAsync", 13000, 1, (void *)cuMemcpy3DBatchAsync_v2_ptsz },
+	/* pools and VMM (sim_vmm.c) */
+	{ "cuMemPoolCreate", 11020, 0, (void *)cuMemPoolCreate },
+	{ "cuMemPoolDestroy", 11020, 0, (void *)cuMemPoolDestroy },
+	{ "cuMemPoolTrimTo", 11020, 0, (void *)cuMemPoolTrimTo },
+	{ "cuMemGetDefaultMemPool", 13000, 0, (void *)cuMemGetDefaultMemPool },
+	{ "cuMemGetMemPool", 13000, 0, (void *)cuMemGetMemPool },
+	{ "cuMemSetMemPool", 13000, 0, (void *)cuMemSetMemPool },
+	{ "cuDeviceSetMemPool", 11020, 0, (void *)cuDeviceSetMemPool },
+	{ "cuMemAllocFromPoolAsync", 11020, 0, (void *)cuMemAllocFromPoolAsync },
+	{ "cuMemAllocFromPoolAsync", 11020, 1, (void *)cuMemAllocFromPoolAsync_ptsz },
+	{ "cuMemAllocAsync", 11020, 0, (void *)cuMemAllocAsync },
+	{ "cuMemAllocAsync", 11020, 1, (void *)cuMemAllocAsync_ptsz },
+	{ "cuMemFreeAsync", 11020, 0, (void *)cuMemFreeAsync },
+	{ "cuMemFreeAsync", 11020, 1, (void *)cuMemFreeAsync_ptsz },
+	{ "cuPointerGetAttribute", 4000, 0, (void *)cuPointerGetAttribute },
+	{ "cuMemCreate", 10020, 0, (void *)cuMemCreate },
+	{ "cuMemRelease", 10020, 0, (void *)cuMemRelease },
+	{ "cuMemAddressReserve", 10020, 0, (void *)cuMemAddressReserve },
+	{ "cuMemAddressFree", 10020, 0, (void *)cuMemAddressFree },
+	{ "cuMemMap", 10020, 0, (void *)cuMemMap },
+	{ "cuMemSetAccess", 10020, 0, (void *)cuMemSetAccess },
+	{ "cuMemUnmap", 10020, 0, (void *)cuMemUnmap },
 	{ "cuGetProcAddress", 12000, 0, NULL },   /* filled below: itself */
 };
 

@@ -497,7 +497,20 @@ static CUresult sim_drv_mem_get_address_range(CUdeviceptr *pbase, size_t *psize,
 	return rc;
 }
 
+/* Only CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE (sim_pool.c). */
+static CUresult sim_drv_pointer_get_attribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
+{
+	cudaError_t last = tls_last_error;
+
+	if (sim_enter_host())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (attr != CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
+		return sim_drv_ret(cudaErrorInvalidValue, last);
+	return (CUresult)sim_pool_of((void **)data, (uintptr_t)ptr);
+}
+
 static const struct { const char *name; unsigned since; void *fn; } sim_drv_tab[] = {
+	{ "cuPointerGetAttribute", 4000, (void *)sim_drv_pointer_get_attribute },
 	{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current },
 	{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },
 	{ "cuEventQuery", 2000, (void *)sim_drv_event_query },

@@ -197,7 +197,9 @@ cudaError_t sim_ctx_record_event(int dev, cudaEvent_t event);
 cudaError_t sim_capture_prohibits(void);
 
 /* ---- memory (sim_mem.c) */
-enum sim_mem_type { MT_HOST_ALLOC, MT_REGISTERED, MT_DEVICE };
+/* MT_POOL_HOST: an allocation from a host memory pool (owner: the pool);
+ * MT_VMM_HOST: a mapped, accessible range of host VMM memory (sim_vmm.c). */
+enum sim_mem_type { MT_HOST_ALLOC, MT_REGISTERED, MT_DEVICE, MT_POOL_HOST, MT_VMM_HOST };
 
 struct sim_range {
 	uintptr_t base;
@@ -221,8 +223,21 @@ void sim_mem_drop_owner(uintptr_t owner);
 /* The range containing p, or NULL.  Caller holds sim_mu; the pointer is
  * valid until sim_mu is released. */
 struct sim_range *sim_mem_find(const void *p);
-/* Release a device range freed by cudaFreeAsync (from a worker, sim_mu not held). */
+/* Release a device or host-pool range freed by cudaFreeAsync (from a
+ * worker, sim_mu not held). */
 void sim_mem_free_device_now(void *p);
+/* Pinned bytes against SIM_PINNED_LIMIT (false: over it); caller holds sim_mu. */
+bool sim_mem_reserve_pinned(size_t size);
+/* Record / forget a range of memory made elsewhere (pools, VMM); take sim_mu. */
+bool sim_mem_add(uintptr_t base, size_t size, enum sim_mem_type t, int dev, uintptr_t owner);
+void sim_mem_del(uintptr_t base, enum sim_mem_type t);
+
+/* ---- memory pools (sim_pool.c) */
+/* The pool cudaMallocAsync allocates from when it is a host pool
+ * (SIM_ASYNC_HOST_POOL=1 and one was made current), else NULL. */
+void *sim_pool_async_redirect(void);
+/* cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE) of ptr. */
+int sim_pool_of(void **pool, uintptr_t ptr);
 
 /* ---- copies (sim_copy.c) and batches (sim_batch.c) */
 /* An async copy by pointer (cudaMemcpyDefault); in_order: a pageable

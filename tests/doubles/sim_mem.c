@@ -122,7 +122,7 @@ static double cost_us(double fixed, double per_mb, size_t size)
 }
 
 /* Caller holds sim_mu. */
-static bool reserve_pinned(size_t size)
+bool sim_mem_reserve_pinned(size_t size)
 {
 	if (size > sim_cfg.pinned_limit - sim_ctr.live_pinned_bytes)
 		return false;
@@ -166,7 +166,7 @@ static cudaError_t host_alloc(void **p, size_t size, unsigned flags)
 	if ((e = sim_capture_prohibits()) != cudaSuccess)
 		goto fail;
 	pthread_mutex_lock(&sim_mu);
-	ok = reserve_pinned(size);
+	ok = sim_mem_reserve_pinned(size);
 	pthread_mutex_unlock(&sim_mu);
 	if (!ok) {
 		e = cudaErrorMemoryAllocation;
@@ -298,7 +298,7 @@ SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 	o = overlapping((uintptr_t)ptr, size);
 	if (o)
 		e = o->type == MT_REGISTERED ? cudaErrorHostMemoryAlreadyRegistered : cudaErrorInvalidValue;
-	else if (!reserve_pinned(size))
+	else if (!sim_mem_reserve_pinned(size))
 		e = cudaErrorMemoryAllocation;
 	else {
 		struct sim_range r = { (uintptr_t)ptr, size, MT_REGISTERED, flags, sim_current_device(), 0 };
@@ -487,12 +487,38 @@ SIM_API cudaError_t cudaMalloc(void **devPtr, size_t size)
 /* Ordered on the stream in real CUDA; the sim allocates at once. */
 SIM_API cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
-	return device_alloc(devPtr, size);
+	void *hp = sim_pool_async_redirect();
+
+	return hp ? cudaMallocFromPoolAsync(devPtr, size, (cudaMemPool_t)hp, hStream) : device_alloc(devPtr, size);
 }
 
 SIM_API cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
-	return device_alloc(devPtr, size);
+	void *hp = sim_pool_async_redirect();
+
+	return hp ? cudaMallocFromPoolAsync(devPtr, size, (cudaMemPool_t)hp, hStream) : device_alloc(devPtr, size);
+}
+
+bool sim_mem_add(uintptr_t base, size_t size, enum sim_mem_type t, int dev, uintptr_t owner)
+{
+	struct sim_range r = { base, size, t, 0, dev, owner };
+	bool ok;
+
+	pthread_mutex_lock(&sim_mu);
+	ok = !overlapping(base, size) && insert(&r);
+	pthread_mutex_unlock(&sim_mu);
+	return ok;
+}
+
+void sim_mem_del(uintptr_t base, enum sim_mem_type t)
+{
+	struct sim_range *r;
+
+	pthread_mutex_lock(&sim_mu);
+	r = find_base((const void *)base, t);
+	if (r)
+		remove_range(r);
+	pthread_mutex_unlock(&sim_mu);
 }
 
 void sim_mem_free_device_now(void *p)
@@ -508,6 +534,10 @@ void sim_mem_free_device_now(void *p)
 		remove_range(r);
 		sim_ctr.device_frees++;
 		sim_ctr.live_device_bytes -= size;
+	} else if ((r = find_base(p, MT_POOL_HOST)) != NULL) {
+		size = r->size;   /* back to the pool, which the sim does not keep */
+		remove_range(r);
+		sim_ctr.live_pinned_bytes -= size;
 	}
 	pthread_mutex_unlock(&sim_mu);
 	if (size)
@@ -547,7 +577,7 @@ static cudaError_t free_async(void *devPtr, cudaStream_t stream, bool ptz)
 	if (!devPtr)
 		return cudaSuccess;
 	pthread_mutex_lock(&sim_mu);
-	ok = find_base(devPtr, MT_DEVICE) != NULL;
+	ok = find_base(devPtr, MT_DEVICE) != NULL || find_base(devPtr, MT_POOL_HOST) != NULL;
 	pthread_mutex_unlock(&sim_mu);
 	if (!ok)
 		return sim_ret(cudaErrorInvalidValue);
