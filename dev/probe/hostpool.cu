@@ -211,6 +211,7 @@ int main(void)
     CUmemAllocationProp p;
     CUresult r;
 
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* every line out before a crash */
     cudaSetDevice(dev);
     cudaFree(0);
     cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev);
@@ -239,7 +240,6 @@ int main(void)
     printf("bad cuMemCreate 1 MiB: %d\n", (int)r);
     vmm(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0, 2 * MiB, 0, &r);
     printf("bad cuMemCreate host NUMA current: %d\n", (int)r);
-    printf("bad cuMemRelease(0x1234): %d\n", (int)cuMemRelease((CUmemGenericAllocationHandle)0x1234));
     {
         CUdeviceptr va = 0;
         CUmemGenericAllocationHandle h = vmm(CU_MEM_LOCATION_TYPE_HOST, 0, 2 * MiB, 0, &r);
@@ -253,5 +253,8 @@ int main(void)
         cuMemAddressFree(va, 4 * MiB);
     }
     pools();
+    /* Last: a made-up handle may crash the driver itself. */
+    printf("bad cuMemRelease(0x1234): ...\n");
+    printf("bad cuMemRelease(0x1234): %d\n", (int)cuMemRelease((CUmemGenericAllocationHandle)0x1234));
     return 0;
 }

@@ -11,13 +11,17 @@
  * ones may come first.  Which operands may be staged (srcAccessOrder):
  *   - DuringApiCall, Any: the source may be read at the call, which staging
  *     does;
- *   - Stream: a pageable source is to be read in stream order; whether the
- *     runtime in fact reads it at the call, as it does a cudaMemcpyAsync's
- *     (plan.c), is not measured yet (dev/probe/batch.cu): such an H2D
- *     operand stays in the real batch until it is (PC_BATCH_STAGE_STREAM_H2D);
- *   - D2H into pageable memory: a staged one reads the device after the
- *     stream's earlier work and returns once the data is there, which keeps
- *     every order.
+ *   - Stream: the runtime waits for the stream's earlier work, then reads a
+ *     pageable source (measured, dev/probe/batch.cu): such an H2D operand
+ *     stays in the real batch (PC_BATCH_STAGE_STREAM_H2D: staging it would
+ *     need cudaMemcpy's wait first);
+ *   - D2H into pageable memory: the runtime returns once the data is there
+ *     under DuringApiCall only, at once under Stream and Any (measured); a
+ *     staged copy returns once the data is there, so only DuringApiCall's
+ *     are staged.
+ * The runtime reads a large pageable source under DuringApiCall or Any when
+ * its copy runs, after the call (16 MiB: measured); staging reads it at
+ * the call, which both orders allow.
  * Anything the runtime would reject goes whole to the real call first, so
  * that it gives its own error and no operand has moved. */
 #include "config.h"
@@ -39,8 +43,9 @@
 #include "util/state.h"
 #include "util/stats.h"
 
-/* Set to 1 once the H200 shows a Stream-order pageable batch source read
- * at the call (dev/probe/batch.cu, part b). */
+/* 0: the H200 reads a Stream-order pageable batch source after the
+ * stream's earlier work, holding the caller (dev/probe/batch.cu, part b),
+ * not at the call as staging would. */
 #define PC_BATCH_STAGE_STREAM_H2D 0
 
 _Static_assert(sizeof(struct cudaMemcpyAttributes) == sizeof(CUmemcpyAttributes) &&
@@ -178,8 +183,8 @@ static int pc_batch_stageable(const struct pc_copy *c, const CUmemcpyAttributes 
 {
     if (!c->clean || !pc_stage_considers(c->n))
         return 0;
-    if (c->kind == cudaMemcpyDeviceToHost)
-        return c->d.kind == PC_MEM_PAGEABLE;
+    if (c->kind == cudaMemcpyDeviceToHost)      /* the runtime returns at once under Stream and Any */
+        return c->d.kind == PC_MEM_PAGEABLE && a->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
     if (c->kind != cudaMemcpyHostToDevice || c->s.kind != PC_MEM_PAGEABLE)
         return 0;
     return a->srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || PC_BATCH_STAGE_STREAM_H2D;

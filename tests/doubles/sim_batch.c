@@ -2,8 +2,8 @@
  * cudaMemcpy3DBatchAsync (and their _ptsz forms) of the simulated runtime,
  * and the batch behind the simulated driver's cuMemcpyBatchAsync.
  *
- * NOT MEASURED (README.md "Batched copies: assumed", dev/probe/batch.cu
- * measures them on the H200):
+ * Measured on the H200 (driver 580.159.04, CUDA 13.0, dev/probe/batch.cu;
+ * docs/runtime-facts.md "Batched copies"), with the driver's 12080 failIdx:
  *   - the arguments are checked before any copy is queued: count 0, a NULL
  *     array, numAttrs 0 or above count, attrsIdxs not starting at 0, not
  *     increasing or reaching count, a srcAccessOrder outside Stream,
@@ -11,13 +11,36 @@
  *     SIZE_MAX; an operand of size 0 or with a NULL pointer: 1, failIdx its
  *     index;
  *   - the operands are then queued in index order as single async copies
- *     by pointer; one that fails stops the batch (failIdx its index, the
- *     earlier ones stay queued);
- *   - a pageable source under srcAccessOrder Stream is read when its copy
- *     runs; under DuringApiCall and Any as a cudaMemcpyAsync's (at the
- *     call); a copy into pageable memory returns once the data is there. */
+ *     by pointer; one that fails (size 0, NULL, a pageable one past its
+ *     device allocation) stops the batch with 1, failIdx its index, the
+ *     earlier ones queued and copied; the per-thread stream is accepted
+ *     (not modelled: a pinned operand past its allocation, which the H200
+ *     refuses with 1 too; the sim copies it);
+ * and, as sim_flags says:
+ *   - a pageable source under srcAccessOrder Stream: the call waits for the
+ *     stream's earlier work, then reads it (64 KiB and 16 MiB behind a 100
+ *     ms kernel: the call took 100 ms, the device got the bytes of the
+ *     call's time);
+ *   - under DuringApiCall and Any: 64 KiB read at the call (0.02 ms);
+ *     16 MiB read when the copy runs, after the call returned (0.06 ms,
+ *     the device got the bytes written after the return), DuringApiCall's
+ *     contract notwithstanding; sizes between: taken to be read at the call
+ *     up to SIM_INLINE_BYTES (64 KiB), as cudaMemcpyAsync;
+ *   - a copy into pageable memory returns at once under Stream and Any
+ *     (no data at the return), once the data is there under
+ *     DuringApiCall (100 ms). */
 #include <stdint.h>
 #include "sim_internal.h"
+
+#define SIM_BATCH_INLINE ((size_t)64 << 10)
+
+static int sim_flags(enum cudaMemcpySrcAccessOrder order, size_t bytes)
+{
+	if (order == cudaMemcpySrcAccessOrderStream)
+		return SIM_BATCH_SRC_AFTER | SIM_BATCH_DST_ASYNC;
+	return (bytes > SIM_BATCH_INLINE ? SIM_BATCH_SRC_LATE : 0) |
+	       (order == cudaMemcpySrcAccessOrderAny ? SIM_BATCH_DST_ASYNC : 0);
+}
 
 static bool bad_stream(cudaStream_t stream, bool ptz)
 {
@@ -60,7 +83,7 @@ cudaError_t sim_batch(void *const *dsts, const void *const *srcs, const size_t *
 		while (k + 1 < nattrs && idxs[k + 1] <= i)
 			k++;
 		e = sim_copy_async(dsts[i], sizes[i], srcs[i], sizes[i], sizes[i], 1, stream, ptz,
-				   attrs[k].srcAccessOrder == cudaMemcpySrcAccessOrderStream);
+				   sim_flags(attrs[k].srcAccessOrder, sizes[i]));
 		if (e)
 			return fail_at(fail, i, e);
 	}
@@ -103,7 +126,7 @@ cudaError_t sim_batch3d(size_t n, const struct cudaMemcpy3DBatchOp *ops, size_t 
 
 		for (size_t z = 0; z < o->extent.depth; z++) {
 			e = sim_copy_async((char *)o->dst.op.ptr.ptr + z * dl, dp, (const char *)o->src.op.ptr.ptr + z * sl,
-					   sp, w, h, stream, ptz, o->srcAccessOrder == cudaMemcpySrcAccessOrderStream);
+					   sp, w, h, stream, ptz, sim_flags(o->srcAccessOrder, w * h));
 			if (e)
 				return fail_at(fail, i, e);
 		}

@@ -127,12 +127,12 @@ static struct side classify(const void *p, bool host_by_kind, bool by_pointer)
 	return sd;
 }
 
-/* in_order: a pageable source is read when the copy runs, as a pinned one
- * (a batch operand with srcAccessOrder Stream: README "Batched copies"). */
+/* batch: 0, or a batch operand's SIM_BATCH flags (sim_internal.h). */
 static cudaError_t copy2d_ordered(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
 				  size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, bool ptz,
-				  enum copy_mode mode, bool in_order)
+				  enum copy_mode mode, int batch)
 {
+	bool in_order = batch & SIM_BATCH_SRC_LATE;
 	cudaError_t e = sim_enter();
 	struct side sd, ss;
 	struct CUstream_st *s;
@@ -184,6 +184,27 @@ static cudaError_t copy2d_ordered(void *dst, size_t dpitch, const void *src, siz
 			return sim_ret(cudaErrorInvalidValue);
 		}
 	}
+	if (ss.pageable && !sd.host && (batch & SIM_BATCH) && !in_order) {
+		/* A batch operand's source, read at the call (after the stream's
+		 * earlier work with SIM_BATCH_SRC_AFTER), all of it. */
+		char *stage = malloc(width * height);
+
+		if (!stage) {
+			free(op);
+			return sim_ret(cudaErrorMemoryAllocation);
+		}
+		if (batch & SIM_BATCH_SRC_AFTER) {
+			pthread_mutex_lock(&sim_mu);
+			seq = s->enq;
+			pthread_mutex_unlock(&sim_mu);
+			sim_wait_seq(s, seq);
+		}
+		for (size_t r = 0; r < height; r++)
+			memcpy(stage + r * width, (const char *)src + r * op->spitch, width);
+		op->src = op->owned = stage;
+		op->spitch = width;
+		return sim_ret(sim_enqueue(s, op, &seq));
+	}
 	if (ss.pageable && !sd.host && !in_order) {
 		bool wait;
 
@@ -231,7 +252,7 @@ static cudaError_t copy2d_ordered(void *dst, size_t dpitch, const void *src, siz
 		op->spitch = width;
 	}
 	e = sim_enqueue(s, op, &seq);
-	if (!e && seq && (mode == COPY_SYNC || sd.pageable))
+	if (!e && seq && (mode == COPY_SYNC || (sd.pageable && !(batch & SIM_BATCH_DST_ASYNC))))
 		sim_wait_seq(s, seq);
 	return sim_ret(e);
 }
@@ -240,14 +261,14 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
 			  size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, bool ptz,
 			  enum copy_mode mode)
 {
-	return copy2d_ordered(dst, dpitch, src, spitch, width, height, kind, stream, ptz, mode, false);
+	return copy2d_ordered(dst, dpitch, src, spitch, width, height, kind, stream, ptz, mode, 0);
 }
 
 cudaError_t sim_copy_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-			   cudaStream_t stream, bool ptz, bool in_order)
+			   cudaStream_t stream, bool ptz, int batch)
 {
 	return copy2d_ordered(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault, stream, ptz, COPY_ASYNC,
-			      in_order);
+			      batch | SIM_BATCH);
 }
 
 SIM_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)

@@ -242,8 +242,14 @@ int sim_pool_of(void **pool, uintptr_t ptr);
 /* ---- copies (sim_copy.c) and batches (sim_batch.c) */
 /* An async copy by pointer (cudaMemcpyDefault); in_order: a pageable
  * source is read when the copy runs, not at the call. */
+/* How a batch operand's pageable side is met (sim_batch.c, measured on the
+ * H200: README "Batched copies"): BATCH_SRC_AFTER: the call waits for the
+ * stream's earlier work, then reads the source; BATCH_SRC_LATE: the source
+ * is read when the copy runs; neither: read at the call.  BATCH_DST_ASYNC:
+ * a copy into pageable memory returns at once (else once the data is there). */
+enum { SIM_BATCH = 1, SIM_BATCH_SRC_AFTER = 2, SIM_BATCH_SRC_LATE = 4, SIM_BATCH_DST_ASYNC = 8 };
 cudaError_t sim_copy_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-			   cudaStream_t stream, bool ptz, bool in_order);
+			   cudaStream_t stream, bool ptz, int batch);
 /* A batch of 1D copies (cudaMemcpyBatchAsync, cuMemcpyBatchAsync; fail:
  * the failIdx of the 12.8 ABI, or NULL); the runtime's code, last error set. */
 cudaError_t sim_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,

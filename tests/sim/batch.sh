@@ -20,7 +20,7 @@ if ! have_shim; then
 	exit 0
 fi
 PINCACHE_LIB_EXPECTED=1 PINCACHE_REPORT=$SIM_TMP/c.json tap_program "shim -c" shim "$SIM_BIN/batch" -c
-PINCACHE_STAGE_MIN=64K PINCACHE_REPORT=$SIM_TMP/s.json tap_program "shim -s" shim "$SIM_BIN/batch" -s
+PINCACHE_LIB_EXPECTED=1 PINCACHE_STAGE_MIN=64K PINCACHE_REPORT=$SIM_TMP/s.json tap_program "shim -s" shim "$SIM_BIN/batch" -s
 PINCACHE_FENCE=runtime PINCACHE_REPORT=off tap_program "shim -r (runtime fences)" shim "$SIM_BIN/batch" -r
 if jcheck_ok && report_ok "$SIM_TMP/c.json" && report_ok "$SIM_TMP/s.json"; then
 	j=$SIM_TMP/c.json
@@ -41,7 +41,8 @@ if jcheck_ok && report_ok "$SIM_TMP/c.json" && report_ok "$SIM_TMP/s.json"; then
 		"-s: the Stream-order pageable operand left in the batch (not staged, nor made a single copy)"
 	tap_eq "$(jget "$j" stats.stage_d2h_calls)" $((4 + 1)) "-s: the pageable D2H operand staged"
 	tap_eq "$(jget "$j" copies.h2d_pageable.calls)" $((1 + 3)) "-s: the three pageable H2D operands in the copies table (one left to the batch)"
-	tap_eq "$(jget "$j" apis.cudaMemcpyBatchAsync.calls)" 1 "-s: one batch call"
+	tap_eq "$(jget "$j" apis.cudaMemcpyBatchAsync.calls)" 2 "-s: two batch calls"
+	tap_eq "$(jget "$j" copies.d2h_pageable.calls)" $((4 + 1 + 1)) "-s: the Stream-order D2H operand in the copies table, not staged"
 else
 	tap_skip "report checks need tests/diag/jcheck (jansson)"
 fi
