@@ -248,8 +248,9 @@ int main(void)
         printf("bad cuMemMap beyond the handle: %d\n", (int)cuMemMap(va, 4 * MiB, 0, h, 0));
         printf("bad cuMemMap flags 1: %d\n", (int)cuMemMap(va, 2 * MiB, 0, h, 1));
         printf("bad cuMemUnmap of nothing mapped: %d\n", (int)cuMemUnmap(va, 2 * MiB));
+        /* cuMemMap of a released handle crashed the H200's driver
+         * (run 48): not asked. */
         cuMemRelease(h);
-        printf("bad cuMemMap released handle: %d\n", (int)cuMemMap(va, 2 * MiB, 0, h, 0));
         cuMemAddressFree(va, 4 * MiB);
     }
     pools();

@@ -15,6 +15,12 @@
 #  3  Numba: a cuda.pinned_array churn (driver API through Numba's
 #     bindings) is served from the cache and gives the same sums
 #  4  CuPy: a smoke run gives the same checksum with and without pincache
+#  5  the driver-API copy programs of make check (drv_copy, drv_copy2,
+#     drv_batch: libcuda.so.1 through cuGetProcAddress, as a static cudart
+#     reaches it) built with cc against the real driver: every point passes
+#     plain and under the shim (drv_copy staged too), and the reports count
+#     what the simulated device's runs count (drvcopy.sh, drvcopy2.sh,
+#     drvbatch.sh)
 # 3 and 4 skip when python3 lacks numba or cupy.
 set -u
 unset LD_PRELOAD PINCACHE_MODE PINCACHE_REPORT PINCACHE_TEST_NO_FENCES
@@ -161,4 +167,43 @@ if python3 -c 'import cupy; cupy.cuda.runtime.getDeviceCount()' >/dev/null 2>&1;
 else
     skip "cupy not available"
 fi
+# ---- 5. the driver-API copy programs against the real driver
+# tapok NAME: the run exited 0 and printed no "not ok"
+tapok() { [ "$rc" = 0 ] && ! grep -q '^not ok' "$out/$1.out" && grep -q '^1\.\.' "$out/$1.out"; }
+for p in drv_copy drv_copy2 drv_batch; do
+    if cc -O2 -std=gnu11 -I"$srcdir/tests" -I"$(dirname "$(dirname "$PC_NVCC")")/include" -o "$out/$p" "$srcdir/tests/driver/$p.c" -ldl \
+        >"$out/build-$p.log" 2>&1; then
+        run "$p.plain" 60 "$out/$p"
+        tapok "$p.plain"
+        check $? "$p plain: $(grep -c '^ok' "$out/$p.plain.out") points pass (exit $rc)"
+        # shellcheck disable=SC2046
+        run "$p.shim" 60 $(shimenv "$p.shim") PINCACHE_LIB_EXPECTED=1 "$out/$p"
+        tapok "$p.shim"
+        check $? "$p under the shim: $(grep -c '^ok' "$out/$p.shim.out") points pass (exit $rc)"
+        grep '^not ok' "$out/$p.plain.out" "$out/$p.shim.out" | head -n 5 | sed 's/^/# /'
+    else
+        notok "$p: cc failed"
+        sed 's/^/# /' "$out/build-$p.log" | head -n 5
+    fi
+done
+# shellcheck disable=SC2046
+run drv_copy.staged 60 $(shimenv drv_copy.staged) PINCACHE_LIB_EXPECTED=1 PINCACHE_STAGE_MIN=32K "$out/drv_copy"
+tapok drv_copy.staged
+check $? "drv_copy staged (PINCACHE_STAGE_MIN=32K): $(grep -c '^ok' "$out/drv_copy.staged.out") points pass"
+c=$(jnum "$out/drv_copy.shim.json" stats.memcpy_calls)
+[ "$c" = 16 ]
+check $? "drv_copy: the report counts its 16 copies (${c:-none})"
+a=$(jnum "$out/drv_copy.staged.json" stats.stage_h2d_calls)
+b=$(jnum "$out/drv_copy.staged.json" stats.stage_d2h_calls)
+[ "$a" = 4 ] && [ "$b" = 4 ]
+check $? "drv_copy staged: 4 H2D and 4 D2H staged, as on the simulated device (${a:-none}, ${b:-none})"
+c=$(jnum "$out/drv_copy2.shim.json" stats.memcpy_calls)
+o=$(jnum "$out/drv_copy2.shim.json" apis.cudaMemcpyOther.calls)
+[ "$c" = 27 ] && [ "$o" = 19 ]
+check $? "drv_copy2: 27 copies counted, 19 of them other shapes (${c:-none}, ${o:-none})"
+a=$(jnum "$out/drv_batch.shim.json" apis.cudaMemcpyBatchAsync.calls)
+b=$(jnum "$out/drv_batch.shim.json" apis.cudaMemcpy3DBatchAsync.calls)
+c=$(jnum "$out/drv_batch.shim.json" stats.memcpy_calls)
+[ "$a" = 5 ] && [ "$b" = 5 ] && [ "$c" = 30 ]
+check $? "drv_batch: 5 1D and 5 3D batches, 30 operands counted (${a:-none}, ${b:-none}, ${c:-none})"
 echo "1..$n"
