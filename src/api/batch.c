@@ -103,7 +103,9 @@ static const CUmemcpyAttributes *pc_batch_attr(const struct pc_batch *b, size_t 
 static int pc_batch_legacy_stream(const struct pc_batch *b)
 {
     if (b->drv)
-        return b->stream == CU_STREAM_LEGACY || (!b->stream && !b->ptsz);
+        /* 13.0's per-thread forms refuse stream 0 too (measured, H200);
+         * 12.8's take it for the per-thread stream. */
+        return b->stream == CU_STREAM_LEGACY || (!b->stream && (!b->ptsz || !b->has_fail));
     return b->stream == cudaStreamLegacy || (!b->stream && !b->ptsz);
 }
 

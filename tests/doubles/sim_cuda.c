@@ -745,11 +745,14 @@ API CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t 
 	return drv(sim_batch(BATCH_ARGS, NULL, (cudaStream_t)s, false));
 }
 
+/* Measured (H200, tests/driver/run-gpu.sh part 5): 13.0's per-thread
+ * forms refuse stream 0 with 1, as the legacy stream, where 12.8's take
+ * it for the per-thread stream. */
 API CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
 					CUmemcpyAttributes *attrs, size_t *idxs, size_t nattrs, CUstream s)
 {
 	NEED_CTX();
-	return drv(sim_batch(BATCH_ARGS, NULL, (cudaStream_t)s, true));
+	return drv(sim_batch(BATCH_ARGS, NULL, (cudaStream_t)s, s != 0));
 }
 
 #define BATCH3D_OPS (const struct cudaMemcpy3DBatchOp *)ops
@@ -777,7 +780,7 @@ API CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
 					  CUstream s)
 {
 	NEED_CTX();
-	return drv(sim_batch3d(n, BATCH3D_OPS, NULL, flags, (cudaStream_t)s, true));
+	return drv(sim_batch3d(n, BATCH3D_OPS, NULL, flags, (cudaStream_t)s, s != 0));
 }
 
 /* --- cuGetProcAddress: the variant with the highest version not above the

@@ -391,7 +391,7 @@ SIM_API cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsign
 		return sim_ret(cudaErrorInvalidValue);
 	pthread_mutex_lock(&sim_mu);
 	r = sim_mem_find(pHost);
-	if (r && r->type != MT_DEVICE)
+	if (r && r->type != MT_DEVICE && r->type != MT_POOL_HOST)   /* a host pool's: 1 (measured) */
 		*pDevice = pHost;                           /* same address, interior too (measured) */
 	else
 		e = cudaErrorInvalidValue;
@@ -422,7 +422,9 @@ SIM_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attri
 	} else {
 		attributes->type = cudaMemoryTypeHost;
 		attributes->device = r->dev;
-		attributes->devicePointer = (void *)ptr;
+		/* A host pool's memory has no device pointer (measured, H200:
+		 * devicePointer NULL, cudaHostGetDevicePointer 1). */
+		attributes->devicePointer = r->type == MT_POOL_HOST ? NULL : (void *)ptr;
 		attributes->hostPointer = (void *)ptr;
 	}
 	pthread_mutex_unlock(&sim_mu);

@@ -83,7 +83,8 @@ int main(void)
 
             owner(f < 2 ? (void *)f12[f] : (void *)f13[f - 2], what[f]);
             r = f < 2 ? f12[f](d, src, sz, 2, &a, &idx, 1, &fail, q) : f13[f - 2](d, src, sz, 2, &a, &idx, 1, q);
-            is_int(r, 0, "cuMemcpyBatchAsync %s", what[f]);
+            /* 13.0's per-thread form refuses stream 0 (measured, H200) */
+            is_int(r, f == 3 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS, "cuMemcpyBatchAsync %s", what[f]);
         }
     }
     {
@@ -107,7 +108,7 @@ int main(void)
             op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
             owner(f < 2 ? (void *)g12[f] : (void *)g13[f - 2], what[f]);
             r = f < 2 ? g12[f](1, &op, &fail, 0, q) : g13[f - 2](1, &op, 0, q);
-            is_int(r, 0, "cuMemcpy3DBatchAsync %s", what[f]);
+            is_int(r, f == 3 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS, "cuMemcpy3DBatchAsync %s", what[f]);
         }
     }
     ok(csync() == 0, "synchronized");
@@ -115,6 +116,8 @@ int main(void)
         int bad = 0;
         for (int i = 0; i < 15; i++) {
             size_t n = i < 10 ? N : 1024;
+            if (i == 6 || i == 7 || i == 13)
+                continue;    /* the refused 13.0 per-thread calls' slots */
             bad += !(dtoh(back, dev + (size_t)i * N, n) == 0 && memcmp(back, pin, n) == 0);
         }
         is_int(bad, 0, "every operand's bytes arrived");
