@@ -422,9 +422,7 @@ SIM_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attri
 	} else {
 		attributes->type = cudaMemoryTypeHost;
 		attributes->device = r->dev;
-		/* A host pool's memory has no device pointer (measured, H200:
-		 * devicePointer NULL, cudaHostGetDevicePointer 1). */
-		attributes->devicePointer = r->type == MT_POOL_HOST ? NULL : (void *)ptr;
+		attributes->devicePointer = (void *)ptr;
 		attributes->hostPointer = (void *)ptr;
 	}
 	pthread_mutex_unlock(&sim_mu);

@@ -212,8 +212,12 @@ static cudaError_t from_pool(void **ptr, size_t size, cudaMemPool_t pool, cudaSt
 	pthread_mutex_lock(&sim_mu);
 	p = pool_of(pool);
 	pthread_mutex_unlock(&sim_mu);
-	if (!ptr || !p || size == 0)
+	if (!ptr || !p)
 		return sim_ret(cudaErrorInvalidValue);
+	if (size == 0) {             /* measured (H200): 0 */
+		*ptr = NULL;
+		return cudaSuccess;
+	}
 	if (!sim_stream_resolve(stream, ptz))
 		return sim_ret(cudaErrorInvalidResourceHandle);
 	if (!p->host) {
