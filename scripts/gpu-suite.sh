@@ -71,7 +71,7 @@ echo "# shim: $lib"
 
 # ---- build (in parallel)
 progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky gpu_order gpu_ctx
-       gpu_busy gpu_attrib)
+       gpu_busy gpu_attrib gpu_batch)
 declare -A built=()
 pids=()
 for p in "${progs[@]}"; do
@@ -197,6 +197,11 @@ for phase in churn destroyed; do
     for mode in plain shim rtfence nofence; do
         integrity gpu_integrity "$phase" "$mode"
     done
+done
+# a pinned block read by a batched copy (cudaMemcpyBatchAsync), freed and
+# handed out again while the batch is queued (issue 17)
+for mode in plain shim rtfence nofence; do
+    integrity gpu_batch batch "$mode"
 done
 for mode in plain shim rtfence nofence; do
     integrity gpu_integrity_ptds churn "$mode"
