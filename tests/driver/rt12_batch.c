@@ -84,5 +84,6 @@ int main(void)
         is_int((int)fail, 1, "3: failIdx is its index");
         cudaStreamSynchronize(s);
     }
+    free(pag);
     return done_testing();
 }

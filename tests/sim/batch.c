@@ -166,6 +166,11 @@ static int staged(void)
         is_int(cudaStreamSynchronize(s), 0, "synchronized");
         ok(memcmp(host[3], want[0], MIB) == 0, "... its bytes arrived with the stream");
     }
+    for (int i = 0; i < OPS; i++) {
+        if (i != 4)
+            free(host[i]);
+        free(want[i]);
+    }
     return done_testing();
 }
 
@@ -267,6 +272,8 @@ static int errors(void)
     cudaSetDevice(99);
     line("pending", cudaMemcpyBatchAsync(d, src, sz, 2, a, idx, 2, s), dev);
     B("valid", d, src, sz, 2, a, idx, 2, s);
+    cudaStreamSynchronize(s);
+    free(pag);
     return 0;
 }
 
