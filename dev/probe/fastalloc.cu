@@ -37,11 +37,26 @@ static void prefault(char *p, size_t n, int nthreads)
         t.join();
 }
 
+// How the registered kind's memory is mapped: 0 private anonymous, 1 shared
+// anonymous (fork shares it instead of copying), 2 a memfd, shared.
+static int g_variant;
+
 // The registered kind: flags are cudaHostAlloc's, mapped to register flags.
 static void *fast_alloc(size_t n, unsigned flags, cudaError_t *e)
 {
     unsigned rf = 0;
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p;
+    if (g_variant == 2) {
+        int fd = memfd_create("fastalloc", 0);
+        if (fd < 0 || ftruncate(fd, (off_t)n) != 0) {
+            *e = cudaErrorMemoryAllocation;
+            return NULL;
+        }
+        p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+    } else {
+        p = mmap(NULL, n, PROT_READ | PROT_WRITE, (g_variant ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+    }
     if (p == MAP_FAILED) {
         *e = cudaErrorMemoryAllocation;
         return NULL;
@@ -177,7 +192,20 @@ int main()
             printf("OBS registered %u fast_alloc failed %d\n", flags, (int)e);
         }
     }
-    // costs, cold, ms: alloc / free, for 64 MiB and 1 GiB
+    // costs, cold, ms: alloc / free, for 64 MiB and 1 GiB, each variant;
+    // fork with a live block; the kernel's huge page settings
+    for (const char *f : { "/sys/kernel/mm/transparent_hugepage/enabled",
+                           "/sys/kernel/mm/transparent_hugepage/shmem_enabled" }) {
+        char buf[256] = "";
+        FILE *fp = fopen(f, "r");
+        if (fp) {
+            if (!fgets(buf, sizeof buf, fp))
+                buf[0] = 0;
+            fclose(fp);
+        }
+        printf("THP %s: %s", f, buf[0] ? buf : "(unreadable)\n");
+    }
+    for (g_variant = 0; g_variant < 3; g_variant++)
     for (size_t sz : { (size_t)64 << 20, (size_t)1 << 30 }) {
         double t0 = now_ms();
         void *p = NULL;
@@ -193,8 +221,25 @@ int main()
         t0 = now_ms();
         fast_free(p, sz);
         double f2 = now_ms() - t0;
-        printf("COST %zu MiB hostalloc %.1f / %.1f ms, registered %.1f / %.1f ms (rc %d)\n", sz >> 20, a, f, a2, f2,
-               (int)e);
+        double fk = -1;
+        int seen = -1;
+        p = fast_alloc(sz, 0, &e);
+        if (p && e == cudaSuccess) {
+            int st = 0;
+            ((char *)p)[12345] = 7;
+            t0 = now_ms();
+            pid_t pid = fork();
+            if (pid == 0)
+                _exit(((char *)p)[12345] == 7 ? 0 : 3);
+            fk = now_ms() - t0;
+            waitpid(pid, &st, 0);
+            seen = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            fast_free(p, sz);
+        }
+        printf("COST variant %d (%s) %zu MiB hostalloc %.1f / %.1f ms, registered %.1f / %.1f ms (rc %d); "
+               "fork with it live %.2f ms, child read it: %d\n",
+               g_variant, g_variant == 0 ? "private" : g_variant == 1 ? "shared" : "memfd", sz >> 20, a, f, a2, f2,
+               (int)e, fk, seen);
     }
     return 0;
 }
