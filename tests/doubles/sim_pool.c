@@ -65,6 +65,18 @@ static struct sim_pool *location_pool(const struct cudaMemLocation *loc, enum cu
 	return NULL;
 }
 
+/* Never freed (stale handles stay safe to read), but kept reachable, so
+ * that a leak checker sees them as the sim's own. */
+static struct sim_pool *volatile made_pools[256];   /* volatile: stores kept */
+static unsigned nmade_pools;
+
+static void keep_pool(struct sim_pool *x)
+{
+	unsigned i = __atomic_fetch_add(&nmade_pools, 1, __ATOMIC_RELAXED);
+	if (i < 256)
+		made_pools[i] = x;
+}
+
 SIM_API cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
 {
 	cudaError_t e = sim_enter();
@@ -84,15 +96,7 @@ SIM_API cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemP
 	if (!(p = calloc(1, sizeof *p)))
 		return sim_ret(cudaErrorMemoryAllocation);
 	*p = (struct sim_pool){ POOL_MAGIC, host, host ? -1 : props->location.id, 0, 0 };
-	{
-		/* Never freed (stale handles stay safe to read), but kept
-		 * reachable: a leak checker sees them as the sim's. */
-		static struct sim_pool *made[256];
-		static unsigned nmade;
-		unsigned i = __atomic_fetch_add(&nmade, 1, __ATOMIC_RELAXED);
-		if (i < 256)
-			made[i] = p;
-	}
+	keep_pool(p);
 	*pool = (cudaMemPool_t)(void *)p;
 	return cudaSuccess;
 }
