@@ -162,18 +162,6 @@ API CUresult cuCtxSetCurrent(CUcontext ctx)
 	return ctx ? drv(cudaSetDevice(ctx->dev)) : CUDA_SUCCESS;
 }
 
-/* Never freed (stale handles stay safe to read), but kept reachable, so
- * that a leak checker sees them as the sim's own. */
-static struct CUctx_st *volatile made_ctxs[256];   /* volatile: stores kept */
-static unsigned nmade_ctxs;
-
-static void keep_ctx(struct CUctx_st *x)
-{
-	unsigned i = __atomic_fetch_add(&nmade_ctxs, 1, __ATOMIC_RELAXED);
-	if (i < 256)
-		made_ctxs[i] = x;
-}
-
 /* Made current on this thread (the stack is not modelled). */
 API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
@@ -187,7 +175,7 @@ API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	c->dev = dev;
 	c->refs = 1;
 	c->created = 1;
-	keep_ctx(c);
+	sim_keep(c);     /* never freed (above) */
 	*pctx = c;
 	return cuCtxSetCurrent(c);
 }

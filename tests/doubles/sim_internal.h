@@ -259,4 +259,7 @@ cudaError_t sim_batch(void *const *dsts, const void *const *srcs, const size_t *
 cudaError_t sim_batch3d(size_t n, const struct cudaMemcpy3DBatchOp *ops, size_t *fail, unsigned long long flags,
 			cudaStream_t stream, bool ptz);
 
+/* Keep p reachable for a leak checker: an object the sim never frees. */
+void sim_keep(void *p);
+
 #endif

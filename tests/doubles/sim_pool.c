@@ -65,18 +65,6 @@ static struct sim_pool *location_pool(const struct cudaMemLocation *loc, enum cu
 	return NULL;
 }
 
-/* Never freed (stale handles stay safe to read), but kept reachable, so
- * that a leak checker sees them as the sim's own. */
-static struct sim_pool *volatile made_pools[256];   /* volatile: stores kept */
-static unsigned nmade_pools;
-
-static void keep_pool(struct sim_pool *x)
-{
-	unsigned i = __atomic_fetch_add(&nmade_pools, 1, __ATOMIC_RELAXED);
-	if (i < 256)
-		made_pools[i] = x;
-}
-
 SIM_API cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
 {
 	cudaError_t e = sim_enter();
@@ -96,7 +84,7 @@ SIM_API cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemP
 	if (!(p = calloc(1, sizeof *p)))
 		return sim_ret(cudaErrorMemoryAllocation);
 	*p = (struct sim_pool){ POOL_MAGIC, host, host ? -1 : props->location.id, 0, 0 };
-	keep_pool(p);
+	sim_keep(p);     /* never freed: stale handles stay safe to read */
 	*pool = (cudaMemPool_t)(void *)p;
 	return cudaSuccess;
 }
