@@ -463,7 +463,17 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 				return -1;
 			return 0; /* captured, never run */
 		}
-		v = lane_next(m, lane);
+		/* An asynchronous H2D copy from pinned memory on the legacy stream
+		 * is ordered after that stream's own work only: H200, seed 4028, a
+		 * 4 KiB cudaMemcpyAsync on stream 0 got the bytes from before a
+		 * zero-copy kernel the thread queued just before on its per-thread
+		 * stream (3 runs of 4), though a legacy kernel waited for one. */
+		if (!sync && ms == MEM_PINNED && m->lane[lane].kind == LK_LEGACY) {
+			v = m->lane[lane].vc;
+			v.c[lane] = m->lane[lane].seq + 1;
+		} else {
+			v = lane_next(m, lane);
+		}
 		/* Pageable async H2D reads its source at the call, and a pageable
 		 * destination may be written at the call: host accesses.  A
 		 * synchronous copy waits for the stream's earlier work first. */
