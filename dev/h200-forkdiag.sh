@@ -2,7 +2,7 @@
 # h200-forkdiag.sh OUTDIR - on the GPU machine, from the repository root with
 # the dist tarball and headers in .gpu/ (see h200.sh): which part of pincache
 # makes a fork() child that leaves through exit() crash under torch
-# (docs/benchmarks.md, run 4)?  Each line: the child's exit status plainly and
+# (docs/runs.md, run 4)?  Each line: the child's exit status plainly and
 # under each setting, for four kinds of CUDA use before the fork (1: a
 # device tensor; 2: and a pinned one; 3: and an async copy from it; 4: 2 and
 # a query of the per-thread default stream, which creates it).  Then

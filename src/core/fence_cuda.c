@@ -18,7 +18,7 @@ _Static_assert(PC_STREAM_LEGACY == (void *)cudaStreamLegacy && PC_STREAM_PER_THR
  * the time of the call, on every stream, whoever made it (the runtime, the
  * driver API, a library pincache never saw), so the cost does not grow
  * with the number of streams.  On the H200 a query per non-blocking stream
- * had cost the alloc+free pair about 0.5 us per stream (docs/benchmarks.md,
+ * had cost the alloc+free pair about 0.5 us per stream (docs/runs.md,
  * run 7: 0.98 us with no streams, 2.8-3.0 with four).  The entry points
  * come from the loaded libcuda, or else from the runtime's
  * cudaGetDriverEntryPointByVersion (the simulated device has no libcuda).
