@@ -12,6 +12,7 @@
  * with CUDA_ERROR_INVALID_CONTEXT when none is current. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cuda.h>
@@ -60,11 +61,41 @@ API CUresult cuInit(unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
+/* SIM_DRIVER_VERSION (default 13000): an older driver, whose
+ * cuGetProcAddress knows no entry point newer than itself. */
+static int sim_driver_version(void)
+{
+	static int warned;
+	const char *e = getenv("SIM_DRIVER_VERSION");
+	int v = e ? atoi(e) : 13000;
+
+	if (v >= 2000 && v <= 13000)
+		return v;
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "sim: ignoring SIM_DRIVER_VERSION=%s\n", e);
+	return 13000;
+}
+
 API CUresult cuDriverGetVersion(int *v)
 {
 	if (!v)
 		return CUDA_ERROR_INVALID_VALUE;
-	*v = 13000;
+	*v = sim_driver_version();
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	int n = 0;
+
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	cudaGetDeviceCount(&n);
+	if (dev < 0 || dev >= n)
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(name, (size_t)len, "Simulated H200 (pincache test double)");
 	return CUDA_SUCCESS;
 }
 
@@ -793,6 +824,7 @@ static const struct proc procs[] = {
 	{ "cuDriverGetVersion", 2020, 0, (void *)cuDriverGetVersion },
 	{ "cuDeviceGet", 2000, 0, (void *)cuDeviceGet },
 	{ "cuDeviceGetCount", 2000, 0, (void *)cuDeviceGetCount },
+	{ "cuDeviceGetName", 2000, 0, (void *)cuDeviceGetName },
 	{ "cuDeviceGetAttribute", 2000, 0, (void *)cuDeviceGetAttribute },
 	{ "cuDevicePrimaryCtxRetain", 7000, 0, (void *)cuDevicePrimaryCtxRetain },
 	{ "cuDevicePrimaryCtxRelease", 11000, 0, (void *)cuDevicePrimaryCtxRelease_v2 },
@@ -906,13 +938,14 @@ API CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_
 {
 	const struct proc *best = NULL;
 	int found = 0, per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+	int driver = sim_driver_version();
 
 	if (!sym || !pfn)
 		return CUDA_ERROR_INVALID_VALUE;
 	*pfn = NULL;
 	for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
 		const struct proc *p = &procs[i];
-		if (strcmp(p->name, sym) != 0)
+		if (strcmp(p->name, sym) != 0 || p->since > driver)
 			continue;
 		found = 1;
 		if (p->since > ver || (p->ptsz && !per_thread))
