@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install what pincache builds with (Debian packages), bootstrap, and build
 # into _build/plain.  Sourced-free: run it, or let test.sh/demo.sh run it.
+#   scripts/setup.sh [TOOL:PACKAGE...]   also install PACKAGE when TOOL (a command,
+#                                        or a file's absolute path) is missing
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -9,8 +11,11 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
 need_pkgs=""
 for t in autoconf:autoconf automake:automake libtoolize:libtool pkg-config:pkg-config \
-         make:make gcc:gcc groff:groff-base python3:python3; do
-    command -v "${t%%:*}" >/dev/null 2>&1 || need_pkgs="$need_pkgs ${t#*:}"
+         make:make gcc:gcc groff:groff-base python3:python3 "$@"; do
+    case $t in
+    /*) [ -e "${t%%:*}" ] ;;
+    *) command -v "${t%%:*}" >/dev/null 2>&1 ;;
+    esac || need_pkgs="$need_pkgs ${t#*:}"
 done
 [ -f /usr/include/uthash.h ] || need_pkgs="$need_pkgs uthash-dev"
 [ -f /usr/include/jansson.h ] || need_pkgs="$need_pkgs libjansson-dev"
