@@ -1,7 +1,8 @@
 #!/bin/sh
 # Set up and run pincache's test suite from a fresh clone (no GPU needed):
 # installs the build dependencies, builds, runs `make check`, then the CPU
-# suite under ASan+UBSan and the threaded tests under TSan, then distcheck.
+# suite under ASan+UBSan and the threaded tests under TSan, then distcheck,
+# then the Debian packages (scripts/deb.sh: built, lintian, run installed).
 #   scripts/test.sh            everything
 #   PINCACHE_QUICK=1 scripts/test.sh   plain build and make check only
 set -eu
@@ -52,5 +53,7 @@ tally _build/tsan
 echo "== distcheck (the tarball must build without autotools)"
 (cd _build/plain && make -s distcheck DISTCHECK_CONFIGURE_FLAGS="--with-cuda=$CUDA_HOME") >/dev/null \
     || { echo "distcheck failed"; (cd _build/plain && make distcheck DISTCHECK_CONFIGURE_FLAGS="--with-cuda=$CUDA_HOME" 2>&1 | tail -60); exit 1; }
+echo "== Debian packages: build, lintian, run installed (scripts/deb.sh)"
+scripts/deb.sh
 echo "== all test stages passed"
 echo "$npass passed, $nfail failed, $nskip skipped"
