@@ -1,7 +1,8 @@
 #!/bin/sh
 # Build the Debian packages (libpincache, pincache) from this checkout, check
 # them with lintian (any error fails), unpack them into a scratch root and run
-# the installed `pincache run` and `pincache report` on the simulated device.
+# the installed `pincache run`, `pincache report` and `pincache doctor` on the
+# simulated device.
 # Installs the packaging tools with apt when missing.  Everything it makes
 # lies in _build/deb (the .debs, .changes and lintian.txt at its top).
 #   scripts/deb.sh
@@ -21,8 +22,9 @@ scripts/setup.sh dpkg-buildpackage:dpkg-dev dh:debhelper dh_autoreconf:dh-autore
 debver=$(dpkg-parsechangelog -S Version)
 upver=${debver%-*}
 confver=$(sed -n 's/^AC_INIT(\[pincache\], \[\([^]]*\)\].*/\1/p' configure.ac)
-[ "$upver" = "$confver" ] ||
-    echo "pincache: warning: debian/changelog says $upver, configure.ac $confver" >&2
+[ "$upver" = "$confver" ] || {
+    echo "pincache: debian/changelog says $upver, configure.ac $confver: add a changelog entry (dch -v $confver-1)" >&2
+    exit 1; }
 
 # A copy of the sources (what git tracks, plus files not yet added), so that
 # the build's regenerated configure and debian/ leftovers stay out of the
@@ -65,8 +67,9 @@ for deb in "$out"/*.deb; do dpkg -x "$deb" "$root"; done
 eval "$(sed -n '/^prefix=/,/^libexecdir=/p' "$root/usr/bin/pincache")"
 # shellcheck disable=SC2154
 PINCACHE_LIB=$root$libdir/libpincache.so PINCACHE_JSON_TOOL=$root$libexecdir/pincache/pincache-json
-export PINCACHE_LIB PINCACHE_JSON_TOOL
-for f in "$PINCACHE_LIB" "$PINCACHE_JSON_TOOL" "$root/usr/share/man/man1/pincache.1.gz" "$root/usr/share/man/man7/pincache.7.gz"; do
+PINCACHE_DOCTOR_TOOL=$root$libexecdir/pincache/pincache-doctor
+export PINCACHE_LIB PINCACHE_JSON_TOOL PINCACHE_DOCTOR_TOOL
+for f in "$PINCACHE_LIB" "$PINCACHE_JSON_TOOL" "$PINCACHE_DOCTOR_TOOL" "$root/usr/share/man/man1/pincache.1.gz" "$root/usr/share/man/man7/pincache.7.gz"; do
     [ -f "$f" ] || { echo "pincache: the packages do not install $f" >&2; exit 1; }
 done
 v=$("$root/usr/bin/pincache" --version)
@@ -78,6 +81,7 @@ rc=0
 "$root/usr/bin/pincache" run --report "$rep" -- _build/plain/tests/sim/hello >"$out/hello.out" 2>"$out/hello.err" || rc=$?
 # hello allocates one pinned block, prints one line and exits with 7.
 fail=
+: >"$out/doctor.out"
 [ "$rc" = 7 ] || fail="exit status $rc, not 7"
 [ "$(cat "$out/hello.out")" = "hello from the program" ] || fail="${fail:+$fail; }unexpected output"
 [ -s "$rep" ] || fail="${fail:+$fail; }no report written"
@@ -90,11 +94,22 @@ if [ -z "$fail" ]; then
         grep -q "$field" "$out/hello.report.json" || fail="${fail:+$fail; }report lacks $field"
     done
 fi
+# doctor: the machine (it names the installed library), then hello (shared cudart).
+if [ -z "$fail" ]; then
+    "$root/usr/bin/pincache" doctor >"$out/doctor.out" 2>&1 || fail="pincache doctor failed"
+    grep -qF "pincache:   $PINCACHE_LIB (what 'pincache run' preloads)" "$out/doctor.out" ||
+        fail="${fail:+$fail; }pincache doctor does not name the installed library"
+    "$root/usr/bin/pincache" doctor -- _build/plain/tests/sim/hello >>"$out/doctor.out" 2>&1 ||
+        fail="${fail:+$fail; }pincache doctor -- hello failed"
+    grep -qF "cudart:     shared libcudart.so.13: pincache serves" "$out/doctor.out" ||
+        fail="${fail:+$fail; }pincache doctor -- hello does not see the shared cudart"
+fi
 if [ -n "$fail" ]; then
-    cat "$out/hello.err" >&2
+    cat "$out/hello.err" "$out/doctor.out" >&2
     echo "pincache: installed package on the simulated device: $fail" >&2
     exit 1
 fi
 "$root/usr/bin/pincache" report "$rep"
+cat "$out/doctor.out"
 echo "== Debian packages built, lintian-clean and working:"
 for deb in "$out"/*.deb; do echo "  ${deb#"$top"/}"; done
