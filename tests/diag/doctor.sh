@@ -127,10 +127,14 @@ doc s2 -- "$SIM_TMP/static.sh" "$SIM_TMP/ran"
 t1=$(date +%s)
 has "once it had loaded CUDA" "$SIM_TMP/s2" && has "cudart:     static (linked into $DIAG_BIN/doctor_static)" "$SIM_TMP/s2" &&
 	[ -e "$SIM_TMP/ran" ] && [ $((t1 - t0)) -lt 8 ]
-tap_check $? "a script running a static-cudart program (which never exits): stopped once it loaded libcuda ($((t1 - t0)) s)"
+r=$?
+tap_check $r "a script running a static-cudart program (which never exits): stopped once it loaded libcuda ($((t1 - t0)) s)"
+[ $r = 0 ] || sed 's/^/# /' "$SIM_TMP/s2"
 doc s3 -- "$SIM_TMP/churn.sh"
 has "driver API: $DRV_BIN/drv_churn loads libcuda.so.1 itself" "$SIM_TMP/s3"
-tap_check $? "a script running drv_churn: the driver loaded by the program itself"
+r=$?
+tap_check $r "a script running drv_churn: the driver loaded by the program itself"
+[ $r = 0 ] || sed 's/^/# /' "$SIM_TMP/s3"
 
 t0=$(date +%s)
 doc slow --timeout 1 -- sleep 30
