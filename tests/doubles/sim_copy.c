@@ -184,28 +184,7 @@ static cudaError_t copy2d_ordered(void *dst, size_t dpitch, const void *src, siz
 			return sim_ret(cudaErrorInvalidValue);
 		}
 	}
-	if (ss.pageable && !sd.host && (batch & SIM_BATCH) && !in_order) {
-		/* A batch operand's source, read at the call (after the stream's
-		 * earlier work with SIM_BATCH_SRC_AFTER), all of it. */
-		char *stage = malloc(width * height);
-
-		if (!stage) {
-			free(op);
-			return sim_ret(cudaErrorMemoryAllocation);
-		}
-		if (batch & SIM_BATCH_SRC_AFTER) {
-			pthread_mutex_lock(&sim_mu);
-			seq = s->enq;
-			pthread_mutex_unlock(&sim_mu);
-			sim_wait_seq(s, seq);
-		}
-		for (size_t r = 0; r < height; r++)
-			memcpy(stage + r * width, (const char *)src + r * op->spitch, width);
-		op->src = op->owned = stage;
-		op->spitch = width;
-		return sim_ret(sim_enqueue(s, op, &seq));
-	}
-	if (ss.pageable && !sd.host && !in_order) {
+	if (ss.pageable && !sd.host && !in_order && !(batch & SIM_BATCH)) {
 		bool wait;
 
 		op->owned = malloc(width * height);
@@ -235,17 +214,20 @@ static cudaError_t copy2d_ordered(void *dst, size_t dpitch, const void *src, siz
 		return cudaSuccess;
 	}
 	if (mode == COPY_ASYNC && ss.pageable && !in_order) {
-		/* Stage the source now, after the stream's earlier work. */
+		/* Stage the source now, after the stream's earlier work; a batch
+		 * operand's only under SIM_BATCH_SRC_AFTER (sim_batch.c). */
 		char *stage = malloc(width * height);
 
 		if (!stage) {
 			free(op);
 			return sim_ret(cudaErrorMemoryAllocation);
 		}
-		pthread_mutex_lock(&sim_mu);
-		seq = s->enq;
-		pthread_mutex_unlock(&sim_mu);
-		sim_wait_seq(s, seq);
+		if (!(batch & SIM_BATCH) || (batch & SIM_BATCH_SRC_AFTER)) {
+			pthread_mutex_lock(&sim_mu);
+			seq = s->enq;
+			pthread_mutex_unlock(&sim_mu);
+			sim_wait_seq(s, seq);
+		}
 		for (size_t r = 0; r < height; r++)
 			memcpy(stage + r * width, (const char *)src + r * op->spitch, width);
 		op->src = op->owned = stage;
