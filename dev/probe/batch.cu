@@ -1,8 +1,7 @@
 // batch.cu - what the runtime does with cudaMemcpyBatchAsync (issue 17,
-// item 1): the facts the simulated device assumes (tests/doubles/README.md
-// "Batched copies: assumed") and the one staging waits for (src/api/batch.c,
-// PC_BATCH_STAGE_STREAM_H2D).  Plain runtime, no pincache.  One line per
-// measurement.
+// item 1): the facts the simulated device follows (tests/doubles/README.md
+// "Batched copies: measured", docs/runtime-facts.md "Batched copies") and
+// the rules of src/api/batch.c.  One line per measurement.
 //   nvcc -O2 -arch=sm_90 -o /tmp/batch dev/probe/batch.cu && /tmp/batch
 //
 // (a) validation: code, cudaGetLastError after it, and whether operand 0

@@ -13,8 +13,8 @@
  *     does;
  *   - Stream: the runtime waits for the stream's earlier work, then reads a
  *     pageable source (measured, dev/probe/batch.cu): such an H2D operand
- *     stays in the real batch (PC_BATCH_STAGE_STREAM_H2D: staging it would
- *     need cudaMemcpy's wait first);
+ *     stays in the real batch (staging it would need cudaMemcpy's wait
+ *     first);
  *   - D2H into pageable memory: the runtime returns once the data is there
  *     under DuringApiCall only, at once under Stream and Any (measured); a
  *     staged copy returns once the data is there, so only DuringApiCall's
@@ -42,11 +42,6 @@
 #include "util/options.h"
 #include "util/state.h"
 #include "util/stats.h"
-
-/* 0: the H200 reads a Stream-order pageable batch source after the
- * stream's earlier work, holding the caller (dev/probe/batch.cu, part b),
- * not at the call as staging would. */
-#define PC_BATCH_STAGE_STREAM_H2D 0
 
 _Static_assert(sizeof(struct cudaMemcpyAttributes) == sizeof(CUmemcpyAttributes) &&
                offsetof(struct cudaMemcpyAttributes, srcAccessOrder) == offsetof(CUmemcpyAttributes, srcAccessOrder) &&
@@ -189,7 +184,7 @@ static int pc_batch_stageable(const struct pc_copy *c, const CUmemcpyAttributes 
         return c->d.kind == PC_MEM_PAGEABLE && a->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
     if (c->kind != cudaMemcpyHostToDevice || c->s.kind != PC_MEM_PAGEABLE)
         return 0;
-    return a->srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || PC_BATCH_STAGE_STREAM_H2D;
+    return a->srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
 }
 
 /* An operand given to the real batch: counted as a copy, and in the

@@ -66,20 +66,20 @@ int pc_copy_run(struct pc_copy *c, const struct pc_flavour *fl)
             r = fl->copy((char *)c->dst + st.redo, (const char *)c->src + st.redo, c->n - st.redo, c->kind,
                          (void *)st.stream, st.how);
         pc_stage_done(&st, c->n);
-        /* A driver copy leaves the runtime's last error as it found it
-         * (none: checked), whatever staging's own calls left there. */
-        if (!fl->runtime)
-            PC_CALL_REAL(cudaGetLastError);
-        return r;
+        break;
     case PC_STAGE_PASS:      /* a pageable copy left to the real one: timed for the report */
         t0 = pc_now_ns();
         r = fl->copy(c->dst, c->src, c->n, c->kind, (void *)c->stream, c->how);
         pc_stage_passed(&st, c->n, pc_now_ns() - t0);
-        if (!fl->runtime)
-            PC_CALL_REAL(cudaGetLastError);
-        return r;
+        break;
+    default:
+        return fl->copy(c->dst, c->src, c->n, c->kind, (void *)c->stream, c->how);
     }
-    return fl->copy(c->dst, c->src, c->n, c->kind, (void *)c->stream, c->how);
+    /* A driver copy leaves the runtime's last error as it found it (none:
+     * checked), whatever staging's own calls left there. */
+    if (!fl->runtime)
+        PC_CALL_REAL(cudaGetLastError);
+    return r;
 }
 
 #define PC_COPY_INIT(dst_, src_, n_, kind_, stream_, how_)                                  \
