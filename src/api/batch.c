@@ -181,10 +181,11 @@ static int pc_batch_stageable(const struct pc_copy *c, const CUmemcpyAttributes 
     if (!c->clean || !pc_stage_considers(c->n))
         return 0;
     if (c->kind == cudaMemcpyDeviceToHost)      /* the runtime returns at once under Stream and Any */
-        return c->d.kind == PC_MEM_PAGEABLE && a->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+        return c->d.kind == PC_MEM_PAGEABLE && a->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL &&
+               pc_stage_on_device(c->s.device);
     if (c->kind != cudaMemcpyHostToDevice || c->s.kind != PC_MEM_PAGEABLE)
         return 0;
-    return a->srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    return a->srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM && pc_stage_on_device(c->d.device);
 }
 
 /* An operand given to the real batch: counted as a copy, and in the

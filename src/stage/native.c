@@ -11,9 +11,9 @@
  *   - PageableMemoryAccess 1 with UsesHostPageTables 0 (HMM): kernels can
  *     touch pageable memory by migrating its pages, but a pageable copy
  *     still goes through the driver's staging buffer, at the 6.5-15 GB/s
- *     measured on the H200 without HMM (assumed the same with HMM until
- *     dev/probe/pageable.cu has measured it).  Staging stays on.
- *   - both 0 (the H200: DESIGN.md): staging on.
+ *     measured on the H200 without HMM (assumed the same with HMM: no HMM
+ *     machine has measured it).  Staging stays on.
+ *   - both 0 (the H200, docs/runtime-facts.md): staging on.
  * Each device is asked once, the first time staging considers a copy of it;
  * the answer lasts until the device is reset, and a fork child forgets it. */
 #include "config.h"

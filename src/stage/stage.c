@@ -38,6 +38,11 @@ int pc_stage_considers(size_t n)
     return pc_opt.stage != PC_STAGE_OFF && n >= pc_opt.stage_min && n != 0;
 }
 
+int pc_stage_on_device(int dev)
+{
+    return pc_opt.stage != PC_STAGE_OFF && !(pc_opt.stage == PC_STAGE_AUTO && pc_native_device(dev));
+}
+
 int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
 {
     struct pc_plan p;
@@ -64,7 +69,7 @@ int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
         return PC_STAGE_NO;
     /* A device that reads pageable memory itself: the runtime's copy,
      * untimed (native.c has the rule). */
-    if (k == PC_STAGE && pc_opt.stage == PC_STAGE_AUTO && pc_native_device(p.devno))
+    if (k == PC_STAGE && !pc_stage_on_device(p.devno))
         return PC_STAGE_NO;
     memset(st, 0, sizeof *st);
     st->h2d = p.h2d;

@@ -9,6 +9,10 @@
 /* Would staging look at a copy of n bytes (on, and not too small)?  The
  * copy policy classifies the host side only where someone will. */
 int pc_stage_considers(size_t n);
+/* Does staging take copies of device dev (on; and with auto, dev does not
+ * read pageable memory itself: native.c)?  Its first question of a device
+ * asks the runtime: call with no error pending. */
+int pc_stage_on_device(int dev);
 
 /* What pc_stage_copy did with a copy. */
 enum { PC_STAGE_NO, PC_STAGE_PASS, PC_STAGE_DONE };
