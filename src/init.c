@@ -15,6 +15,7 @@
 #include "util/stats.h"
 #include "stage/stage.h"
 #include "stage/stage_threads.h"
+#include "stage/fastalloc.h"
 #include "real/real.h"
 #include "real/rtdrv.h"
 #include "core/cache.h"
@@ -67,6 +68,8 @@ static const struct pc_module pc_modules[] = {
      * cuCtxDestroy do not free them: cuda_runtime_api.h, cuda.h) */
     { "pinned",   NULL,           NULL,                    pc_pinned_after_fork_child,   NULL },
     { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device },
+    /* after cache and stage: their blocks and rings are forgotten first */
+    { "fast",     NULL,           NULL,                    pc_fast_after_fork_child,     pc_fast_forget_device },
     { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL },
     { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL },
     { "shadow",   NULL,           NULL,                    pc_shadow_after_fork_child,   NULL },
@@ -117,6 +120,7 @@ static void pc_init_once(void)
     pc_real_set_standin(pc_rtdrv_standin);
     pc_cupti_set_on_start(pc_cupti_started);
     pc_streams_set_device_lost(pc_device_lost);
+    pc_fast_set_runner(pc_stage_parallel);
 
     pc_options_init();
     pc_state.mode = pc_opt.mode;

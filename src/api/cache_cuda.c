@@ -1,6 +1,7 @@
 /* cache_cuda.c - the CUDA back-end of the cache's pool (cache_cuda.h). */
 #include "config.h"
 #include "api/cache_cuda.h"
+#include "stage/fastalloc.h"
 #include "core/cache.h"
 #include "core/fence.h"
 #include "diag/diag.h"
@@ -42,6 +43,13 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
     int quiet = 0, err;
     uint64_t t0;
 
+    /* A fast block first (PINCACHE_FAST_ALLOC): driver calls only, so a
+     * failure leaves nothing behind and the real call below is made as if
+     * it had not been tried. */
+    if (pc_fast_alloc(out, size, pc_key_flags(key), (int)PC_KEY_HOME(key), 0) == 0) {
+        pc_call_note(PC_NOTE_MISS);
+        return 0;
+    }
     if (c && c->attempts++ == 0) {
         pc_alloc_first_attempt(c);
         quiet = c->quiet;
@@ -65,7 +73,11 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
 
 static void pc_ops_release(void *ctx, void *ptr, size_t size)
 {
-    uint64_t t0 = pc_now_ns();
+    uint64_t t0;
+
+    if (pc_fast_release(ptr))
+        return;
+    t0 = pc_now_ns();
     /* Runtime and driver blocks are the same driver allocations; with no
      * runtime in the process (static cudart) the driver frees them. */
     if (PC_REAL(cudaFreeHost))

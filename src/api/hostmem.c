@@ -5,6 +5,7 @@
 #include "config.h"
 #include "api/hostmem.h"
 #include "api/cache_cuda.h"
+#include "stage/fastalloc.h"
 #include "api/flavour.h"
 #include "api/streams.h"
 #include "util/state.h"
@@ -139,7 +140,27 @@ static int pc_free_passthrough(const struct pc_flavour *fl, void *p)
     return err;
 }
 
-enum pc_free_how { PC_FREE_CACHED, PC_FREE_FOREIGN, PC_FREE_INVALID, PC_FREE_REAL };
+enum pc_free_how { PC_FREE_CACHED, PC_FREE_FOREIGN, PC_FREE_INVALID, PC_FREE_REAL, PC_FREE_FAST };
+
+/* A fast block (stage/fastalloc.h) whose free cannot be fenced: the real
+ * free of a cudaHostAlloc block of its device (the witness) gives the
+ * program the runtime's answer for this moment: refused by a capture that
+ * prohibits it (and the capture invalidated), the sticky error of a broken
+ * context, or done (a created context current), in which case the fast
+ * block goes too.  Refused, it stays the program's, as a real block would. */
+static int pc_free_fast(const struct pc_flavour *fl, void *p)
+{
+    void *w = pc_fast_witness(p);
+    int err = fl->free(w);
+
+    PC_STAT_INC(free_passthrough);
+    if (err == 0) {
+        pc_fast_witness_gone(w);
+        if (pc_pool_forget(&pc_cache, p) == 0)
+            pc_fast_release(p);
+    }
+    return err;
+}
 
 /* Take a block back into the cache if it is ours and live.  PC_FREE_REAL:
  * it was ours but the context is broken or no fence could be had, so it was
@@ -164,8 +185,11 @@ static enum pc_free_how pc_take_back(void *p)
      * A broken context fails the fence (pc_fence_record asks), and the
      * block goes to the real free, whose sticky error is the answer. */
     if (pc_ctx_created_current() ||
-        (pc_opt.test_no_fences ? pc_fence_capturing() == 0 && !pc_fence_context_ok() : pc_fence_record(&seq, &busy) != 0))
+        (pc_opt.test_no_fences ? pc_fence_capturing() == 0 && !pc_fence_context_ok() : pc_fence_record(&seq, &busy) != 0)) {
+        if (pc_fast_witness(p))
+            return PC_FREE_FAST;
         return pc_pool_forget(&pc_cache, p) == 0 ? PC_FREE_REAL : PC_FREE_INVALID;
+    }
     if (pc_pool_free(&pc_cache, p, seq) != PC_BLOCK_LIVE) {
         PC_STAT_INC(free_invalid);   /* lost a race with another free of p */
         return PC_FREE_INVALID;
@@ -191,6 +215,7 @@ static int pc_free(const struct pc_flavour *fl, void *p)
     case PC_FREE_INVALID: return fl->free(pc_foreign_anchor);
     case PC_FREE_FOREIGN:
     case PC_FREE_REAL:    break;
+    case PC_FREE_FAST:    return pc_free_fast(fl, p);
     }
     return pc_free_passthrough(fl, p);
 }

@@ -8,6 +8,7 @@
 #include <uthash.h>
 #include "api/register.h"
 #include "api/flavour.h"
+#include "stage/fastalloc.h"
 #include "util/state.h"
 #include "util/log.h"
 #include "util/options.h"
@@ -111,7 +112,15 @@ void pc_register_after_fork_child(void)
     pc_dontfork_map = NULL;
 }
 
-/* Registration is counted, then passed through (runtime or driver). */
+/* A pageable address that is never registered: the real unregistration of
+ * it answers "not registered", with the runtime's last error to match. */
+static char pc_never_registered[64];
+
+/* Registration is counted, then passed through (runtime or driver).
+ * Inside a fast block (stage/fastalloc.h) the real call would answer
+ * "already registered" (712) where a cudaHostAlloc block gets "invalid
+ * value" (1, measured on the H200): flags no runtime accepts make the real
+ * call give exactly that answer, last error included, and nothing else. */
 static int pc_register(const struct pc_flavour *fl, void *p, size_t size, unsigned int flags)
 {
     int r;
@@ -121,6 +130,8 @@ static int pc_register(const struct pc_flavour *fl, void *p, size_t size, unsign
         PC_STAT_INC(register_calls);
         PC_STAT_ADD(register_bytes, size);
     }
+    if (pc_fast_contains(p))
+        return fl->reg(p, size, ~0u);
     r = fl->reg(p, size, flags);
     if (r == 0)
         pc_dontfork_add(p, size);
@@ -135,6 +146,11 @@ static int pc_unregister(const struct pc_flavour *fl, void *p)
     if (pc_state.mode != PC_MODE_OFF)
         PC_STAT_INC(unregister_calls);
     pc_diag_probe_device();
+    /* A fast block's base would be unregistered for real: answered as for
+     * a cudaHostAlloc block, which is not registered memory.  (An interior
+     * pointer gets 1 from the real call, as from a cudaHostAlloc block.) */
+    if (pc_fast_contains(p) == 2)
+        return fl->unreg(pc_never_registered);
     r = fl->unreg(p);
     if (r == 0)
         pc_dontfork_remove(p);

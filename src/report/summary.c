@@ -194,7 +194,7 @@ void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
 {
     const struct pc_stats *st = r->st;
     const struct pc_report_info *in = r->info;
-    struct pc_h a, b, c, d, f, hr;
+    struct pc_h a, b, c, d, f, g0, h0, hr;
     char extra[200];
 
     pc_emit_line(e, "exit report (%s mode, %s%s%s on %s%s)", r->mode ? r->mode : "unknown",
@@ -252,18 +252,29 @@ void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&d, PC_EMIT_COUNT, st->free_calls),
                      pc_hu(&f, PC_EMIT_NSEC, st->predict_hit_ns + st->predict_kept_ns));
 
-    if (st->real_alloc_calls || st->real_free_calls) {
+    /* Fast blocks exist in cache mode only. */
+    int fast_seen = !r->observe && (st->fast_alloc_calls || st->fast_alloc_fallbacks);
+    if (st->real_alloc_calls || st->real_free_calls || fast_seen) {
+        char fast[200] = "";
         extra[0] = '\0';
         if (st->real_alloc_fail)
             pc_fmt(extra, sizeof extra, " (%s failed, %s retried after trimming)",
                    pc_hu(&d, PC_EMIT_COUNT, st->real_alloc_fail),
                    pc_hu(&f, PC_EMIT_COUNT, st->oom_retries));
-        pc_emit_line(e, "real calls: cudaHostAlloc %s times%s for %s in %s; cudaFreeHost %s times in %s",
+        /* Fast blocks (PINCACHE_FAST_ALLOC): the misses cudaHostAlloc did not make. */
+        if (fast_seen)
+            pc_fmt(fast, sizeof fast, "; fast blocks %s for %s in %s (about %s saved; %s fell back)",
+                   pc_hu(&a, PC_EMIT_COUNT, st->fast_alloc_calls),
+                   pc_hu(&b, PC_EMIT_BYTES, st->fast_alloc_bytes),
+                   pc_hu(&c, PC_EMIT_NSEC, st->fast_alloc_ns),
+                   pc_hu(&d, PC_EMIT_NSEC, st->fast_alloc_saved_ns),
+                   pc_hu(&f, PC_EMIT_COUNT, st->fast_alloc_fallbacks));
+        pc_emit_line(e, "real calls: cudaHostAlloc %s times%s for %s in %s; cudaFreeHost %s times in %s%s",
                      pc_hu(&a, PC_EMIT_COUNT, st->real_alloc_calls), extra,
                      pc_hu(&b, PC_EMIT_BYTES, st->real_alloc_bytes),
                      pc_hu(&c, PC_EMIT_NSEC, st->real_alloc_ns),
-                     pc_hu(&d, PC_EMIT_COUNT, st->real_free_calls),
-                     pc_hu(&f, PC_EMIT_NSEC, st->real_free_ns));
+                     pc_hu(&g0, PC_EMIT_COUNT, st->real_free_calls),
+                     pc_hu(&h0, PC_EMIT_NSEC, st->real_free_ns), fast);
     }
 
     if (r->observe && st->live_bytes_peak > 0 && !pc_report_pinned_elsewhere(r)) {

@@ -215,6 +215,29 @@ static long pc_stage_threads_wanted(long *procs)
     return n < 1 ? 1 : n > 16 ? 16 : n;
 }
 
+/* The copy threads, started by the first copy or fast block (staging lock
+ * held), and fixed from then on. */
+static unsigned pc_stage_threads_start(void)
+{
+    if (!pc_rings.threads) {
+        long procs;
+        pc_rings.threads = pc_xfer_threads(pc_stage_threads_wanted(&procs), pc_opt.stage_linger);
+        pc_log(PC_LOG_INFO, "staging with %u copy threads (%u CPUs, %ld process%s on this node)",
+               pc_rings.threads, pc_xfer_cpus(), procs, procs == 1 ? "" : "es");
+    }
+    return pc_rings.threads;
+}
+
+void pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held)
+{
+    if (!lock_held)
+        pthread_mutex_lock(&pc_rings.lock);
+    pc_stage_threads_start();
+    pc_xfer_run(fn, arg, n);
+    if (!lock_held)
+        pthread_mutex_unlock(&pc_rings.lock);
+}
+
 int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *elsewhere)
 {
     struct pc_ring *r = pc_ring_get(p->devno);
@@ -233,13 +256,7 @@ int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *e
     nslot = pc_ring_grow(r, npieces < r->nslot ? (unsigned)npieces : r->nslot);
     if (nslot == 0)
         return 0;
-    if (!pc_rings.threads) {         /* fixed by the first copy (lock held) */
-        long procs;
-        pc_rings.threads = pc_xfer_threads(pc_stage_threads_wanted(&procs), pc_opt.stage_linger);
-        pc_log(PC_LOG_INFO, "staging with %u copy threads (%u CPUs, %ld process%s on this node)",
-               pc_rings.threads, pc_xfer_cpus(), procs, procs == 1 ? "" : "es");
-    }
-    threads = pc_rings.threads;
+    threads = pc_stage_threads_start();
     pc_xfer_init(&x, p->h2d, p->host, p->n, piece, r->bufs, r->left, nslot, r->head, threads);
     x.stream_stores = pc_opt.stage_nt && p->n <= pc_opt.stage_nt_max;
     *redo = p->n;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stage/ring.h"
+#include "stage/fastalloc.h"
 #include "util/log.h"
 #include "util/options.h"
 #include "util/stats.h"
@@ -50,6 +51,7 @@ struct pc_ring *pc_ring_get(int dev)
     }
     r->nslot = (unsigned)nslot;
     r->chunk = chunk;
+    r->dev = dev;
     pc_rings.ring[dev] = r;
     return r;
 }
@@ -73,8 +75,12 @@ unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
 
         err = PC_CALL_REAL(cudaEventCreateWithFlags, &ev, cudaEventDisableTiming);
         if (err == cudaSuccess) {
-            /* The real call: the ring is ours, never the program's cache. */
-            err = PC_CALL_REAL(cudaHostAlloc, &buf, r->chunk, cudaHostAllocPortable);
+            /* Ours, never the program's cache: a fast block (the staging
+             * lock is held), else the real call. */
+            if (pc_fast_alloc(&buf, r->chunk, cudaHostAllocPortable, r->dev, 1) == 0)
+                PC_STAT_INC(fast_ring_blocks);
+            else
+                err = PC_CALL_REAL(cudaHostAlloc, &buf, r->chunk, cudaHostAllocPortable);
             if (err != cudaSuccess)
                 PC_CALL_REAL(cudaEventDestroy, ev);
         }

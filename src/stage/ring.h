@@ -16,6 +16,7 @@ struct pc_slot {
 
 struct pc_ring {             /* one per device: events belong to a device */
     int broken;              /* a slot's state is unknown: never used again */
+    int dev;                 /* its device */
     unsigned nslot, nalloc;  /* slots wanted, slots allocated (lazily) */
     unsigned head;           /* first slot of the next copy: least recently used */
     size_t chunk;

@@ -50,4 +50,10 @@ void pc_stage_forget_device(int dev);
  * the report; no CUDA call. */
 uint64_t pc_stage_native_devices(void);
 
+/* Run fn(arg, i) for i in [0, n) on the copy threads and the caller (the
+ * fast block's pre-fault, api/fastalloc.c), starting the threads if no copy
+ * has yet.  lock_held: the caller already holds the staging lock (a ring
+ * chunk made during a copy); otherwise this waits for the copy running now. */
+void pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held);
+
 #endif

@@ -180,11 +180,19 @@ static void pc_xfer_copy(struct pc_xfer *x, uint64_t i)
 {
     uint64_t k = i / x->spp;
     unsigned s = (unsigned)(i % x->spp), slot = pc_xfer_slot(x, k);
-    size_t len = pc_xfer_piece_len(x, k);
-    size_t a = pc_slice_start(len, s, x->spp), b = pc_slice_start(len, s + 1, x->spp);
-    char *host = x->host + pc_xfer_piece_off(x, k) + a;
-    char *buf = x->slot[slot] + a;
+    size_t len, a, b;
+    char *host, *buf;
 
+    if (x->fn) {             /* pc_xfer_run's job: one slot, counted down */
+        x->fn(x->arg, i);
+        __atomic_fetch_sub(&x->left[0], 1, __ATOMIC_RELEASE);
+        return;
+    }
+    len = pc_xfer_piece_len(x, k);
+    a = pc_slice_start(len, s, x->spp);
+    b = pc_slice_start(len, s + 1, x->spp);
+    host = x->host + pc_xfer_piece_off(x, k) + a;
+    buf = x->slot[slot] + a;
     if (b > a) {
         if (x->to_slots && x->stream_stores) {
             pc_copy_stream(buf, host, b - a);
@@ -437,6 +445,35 @@ void pc_xfer_end(struct pc_xfer *x)
      * counted is finishing one slice, or on its way out. */
     while (__atomic_load_n(&T.active, __ATOMIC_SEQ_CST) != 0)
         pc_xfer_relax(&spins);
+}
+
+void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n)
+{
+    struct pc_xfer x;
+    unsigned left = (unsigned)n, spins = 0;
+    char *none = NULL;
+
+    if (n == 0)
+        return;
+    /* One slot whose counter counts the jobs down, every job one piece of
+     * one slice, all ready at once. */
+    memset(&x, 0, sizeof x);
+    x.piece = 1;
+    x.n = n;
+    x.npieces = x.nfull = x.nslices = n;
+    x.spp = 1;
+    x.slot = &none;         /* never read: fn replaces the copy */
+    x.left = &left;
+    x.nslot = 1;
+    x.ready = n;
+    x.fn = fn;
+    x.arg = arg;
+    pc_xfer_begin(&x);
+    while (pc_xfer_help(&x))
+        ;
+    while (__atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0)
+        pc_xfer_relax(&spins);
+    pc_xfer_end(&x);
 }
 
 void pc_xfer_after_fork_child(void)

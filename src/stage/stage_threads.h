@@ -28,6 +28,9 @@ struct pc_xfer {
     uint64_t next;           /* next slice to claim */
     uint64_t ready;          /* pieces [0, ready) may be copied */
     int stop;                /* set by pc_xfer_end: claim nothing more */
+    /* A job that is not a copy (pc_xfer_run): fn(arg, i) replaces slice i's copy. */
+    void (*fn)(void *arg, uint64_t i);
+    void *arg;
 };
 
 /* Describe a transfer.  threads: participants the slicing is sized for. */
@@ -70,6 +73,11 @@ int pc_xfer_piece_done(const struct pc_xfer *x, uint64_t k);
 /* Stop the transfer and wait until no pool thread touches it (or the memory
  * it names) any more.  Required before x goes out of scope, even on error. */
 void pc_xfer_end(struct pc_xfer *x);
+
+/* Run fn(arg, i) for every i in [0, n) once, on the pool's threads and the
+ * caller, and return when all have returned.  The caller holds the staging
+ * lock (one transfer or job at a time), as for a copy. */
+void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n);
 
 /* Participants (pool threads + the caller), starting the threads on first
  * use: want <= 0 means min(16, CPUs).  Fixed after the first call.

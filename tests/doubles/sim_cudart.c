@@ -509,7 +509,43 @@ static CUresult sim_drv_pointer_get_attribute(void *data, CUpointer_attribute at
 	return (CUresult)sim_pool_of((void **)data, (uintptr_t)ptr);
 }
 
+static CUresult sim_drv_ctx_get_device(CUdevice *dev)
+{
+	cudaError_t last = tls_last_error, e = sim_enter_host();
+
+	if (e)
+		return sim_drv_ret(e, last);
+	if (!dev)
+		return CUDA_ERROR_INVALID_VALUE;
+	*dev = (CUdevice)sim_current_device();
+	return CUDA_SUCCESS;
+}
+
+/* Registration through the driver: the runtime's answers in the driver's
+ * codes (the same numbers: 1, 2, 712, 713), the last error left alone. */
+static CUresult sim_drv_mem_host_register(void *p, size_t n, unsigned int flags)
+{
+	cudaError_t last = tls_last_error;
+	return sim_drv_ret(cudaHostRegister(p, n, flags), last);
+}
+
+static CUresult sim_drv_mem_host_unregister(void *p)
+{
+	cudaError_t last = tls_last_error;
+	return sim_drv_ret(cudaHostUnregister(p), last);
+}
+
+static CUresult sim_drv_mem_host_alloc(void **pp, size_t n, unsigned int flags)
+{
+	cudaError_t last = tls_last_error;
+	return sim_drv_ret(cudaHostAlloc(pp, n, flags), last);
+}
+
 static const struct { const char *name; unsigned since; void *fn; } sim_drv_tab[] = {
+	{ "cuMemHostAlloc", 2020, (void *)sim_drv_mem_host_alloc },
+	{ "cuCtxGetDevice", 2000, (void *)sim_drv_ctx_get_device },
+	{ "cuMemHostRegister", 6050, (void *)sim_drv_mem_host_register },
+	{ "cuMemHostUnregister", 4000, (void *)sim_drv_mem_host_unregister },
 	{ "cuPointerGetAttribute", 4000, (void *)sim_drv_pointer_get_attribute },
 	{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current },
 	{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },

@@ -1,0 +1,466 @@
+/* fastalloc.c - fast blocks (fastalloc.h).
+ *
+ * Why these steps (H200, dev/probe/fastalloc2.cu, docs/runtime-facts.md
+ * "Fast blocks"): cudaHostAlloc takes 415-537 ms for 1 GiB on one thread.
+ * The same memory mapped by us, faulted in by 16 threads and registered in
+ * one call takes 99-111 ms when the mapping is shared and 42-52 ms when it
+ * is private with huge pages.  The kernel here gives shared memory no huge
+ * pages (shmem_enabled: never), hence the difference; and one shared object
+ * faulted by 16 threads contends on its own locks (273-304 ms), so each
+ * thread's chunk is a mapping of its own.  A private registered mapping is
+ * copied by every fork() (835 ms per GiB) where cudaHostAlloc memory is
+ * shared with the child (1.3 ms, the child sees the parent's later writes);
+ * shared chunks behave exactly so, which is why "on" uses them and the
+ * private huge pages are an opt-in that keeps them out of children
+ * (MADV_DONTFORK: a child that touches the block crashes).
+ *
+ * No runtime call is made here: the context checks, the registration and
+ * the unregistration go through the driver, whose calls leave the
+ * runtime's last error alone, so a fast block that cannot be made leaves
+ * no trace and the caller makes the real one. */
+#include "config.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "stage/fastalloc.h"
+#include "real/real.h"
+#include "stage/stage_threads.h"
+#include "util/log.h"
+#include "util/options.h"
+#include "util/state.h"
+#include "util/stats.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23          /* Linux 5.14 */
+#endif
+#define PC_FAST_ALIGN (2u << 20)        /* chunks on huge-page boundaries */
+#define PC_FAST_PARALLEL_MIN (4u << 20) /* smaller blocks are faulted by the caller alone */
+/* cudaHostAlloc's cost on the H200, for the saved-time estimate: 0.53 ms up
+ * to 1 MB (core/pool.h's seed), 415-537 ms per GiB (run 56). */
+#define PC_FAST_REAL_FIXED_NS 500000ull
+#define PC_FAST_REAL_PER_MIB_NS 460000ull
+
+struct pc_fast {
+    char *base;
+    size_t size;
+    int dev;
+};
+
+/* Sorted by base; changed only when a block is made or released. */
+static pthread_mutex_t pc_fast_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pc_fast *pc_fast_tab;
+static size_t pc_fast_n, pc_fast_cap;
+
+/* Index of the first entry whose base is above p.  Lock held. */
+static size_t pc_fast_upper(const void *p)
+{
+    size_t lo = 0, hi = pc_fast_n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)pc_fast_tab[mid].base <= (uintptr_t)p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int pc_fast_add(char *base, size_t size, int dev)
+{
+    size_t i;
+
+    pthread_mutex_lock(&pc_fast_lock);
+    if (pc_fast_n == pc_fast_cap) {
+        size_t cap = pc_fast_cap ? 2 * pc_fast_cap : 64;
+        struct pc_fast *t = realloc(pc_fast_tab, cap * sizeof *t);
+        if (!t) {
+            pthread_mutex_unlock(&pc_fast_lock);
+            return -1;
+        }
+        pc_fast_tab = t;
+        pc_fast_cap = cap;
+    }
+    i = pc_fast_upper(base);
+    memmove(&pc_fast_tab[i + 1], &pc_fast_tab[i], (pc_fast_n - i) * sizeof *pc_fast_tab);
+    pc_fast_tab[i] = (struct pc_fast){ base, size, dev };
+    pc_fast_n++;
+    pthread_mutex_unlock(&pc_fast_lock);
+    return 0;
+}
+
+/* Remove the entry at index i into *out.  Lock held. */
+static void pc_fast_take(size_t i, struct pc_fast *out)
+{
+    *out = pc_fast_tab[i];
+    memmove(&pc_fast_tab[i], &pc_fast_tab[i + 1], (pc_fast_n - i - 1) * sizeof *pc_fast_tab);
+    pc_fast_n--;
+}
+
+int pc_fast_contains(const void *p)
+{
+    size_t i;
+    int in = 0;
+
+    if (!p || !__atomic_load_n(&pc_fast_n, __ATOMIC_RELAXED))
+        return 0;
+    pthread_mutex_lock(&pc_fast_lock);
+    i = pc_fast_upper(p);
+    if (i > 0 && (uintptr_t)p - (uintptr_t)pc_fast_tab[i - 1].base < pc_fast_tab[i - 1].size)
+        in = pc_fast_tab[i - 1].base == (const char *)p ? 2 : 1;
+    pthread_mutex_unlock(&pc_fast_lock);
+    return in;
+}
+
+/* ---- placement: the GPU's NUMA node, where the host has more than one */
+
+static int pc_fast_nodes = -1;          /* online nodes; -1: not read yet */
+
+static int pc_fast_count_nodes(void)
+{
+    char buf[256] = "";
+    FILE *f = fopen("/sys/devices/system/node/online", "re");
+    int n = 0;
+
+    if (f) {
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = 0;
+        fclose(f);
+    }
+    /* "0", "0-1", "0-3,8-11": count every node named. */
+    for (char *s = buf; *s;) {
+        char *e;
+        long a = strtol(s, &e, 10), b = a;
+        if (e == s)
+            break;
+        if (*e == '-')
+            b = strtol(e + 1, &e, 10);
+        n += b >= a ? (int)(b - a + 1) : 1;
+        s = *e == ',' ? e + 1 : e;
+        if (*s == '\n')
+            break;
+    }
+    return n > 0 ? n : 1;
+}
+
+/* The host node closest to device dev, or -1 where placement cannot help
+ * (one node) or the driver cannot say (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
+ * CUDA 12.2; the H200 host answers 0). */
+static int pc_fast_node(int dev)
+{
+    int nodes = __atomic_load_n(&pc_fast_nodes, __ATOMIC_RELAXED), id = -1;
+
+    if (nodes < 0) {
+        nodes = pc_fast_count_nodes();
+        __atomic_store_n(&pc_fast_nodes, nodes, __ATOMIC_RELAXED);
+    }
+    if (nodes < 2 || PC_CALL_DRV(cuDeviceGetAttribute, &id, (CUdevice_attribute)134, (CUdevice)dev) != CUDA_SUCCESS)
+        return -1;
+    return id >= 0 && id < 1024 ? id : -1;
+}
+
+/* Prefer node for [p, p+n) (a preference: a full node still gives memory). */
+static void pc_fast_bind(char *p, size_t n, int node)
+{
+    unsigned long mask[1024 / (8 * sizeof(unsigned long))];
+
+    if (node < 0)
+        return;
+    memset(mask, 0, sizeof mask);
+    mask[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long)));
+    (void)syscall(SYS_mbind, p, n, 1 /* MPOL_PREFERRED */, mask, (unsigned long)(8 * sizeof mask), 0u);
+}
+
+/* ---- making one */
+
+/* The copy threads' runner (stage.h's pc_stage_parallel), handed down by
+ * init.c: the ring, which makes fast blocks, sits below it. */
+static void (*pc_fast_runner)(void (*)(void *, uint64_t), void *, uint64_t, int);
+
+void pc_fast_set_runner(void (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held))
+{
+    pc_fast_runner = run;
+}
+
+struct pc_fast_job {
+    char *base;
+    size_t size, chunk;
+    int shared, node;
+    int failed;                         /* atomic */
+};
+
+/* Chunk i: its own shared mapping (shared mode), placed, advised, faulted. */
+static void pc_fast_chunk(void *arg, uint64_t i)
+{
+    struct pc_fast_job *j = arg;
+    size_t off = (size_t)i * j->chunk, len = j->size - off < j->chunk ? j->size - off : j->chunk;
+    char *p = j->base + off;
+
+    if (j->shared &&
+        mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    pc_fast_bind(p, len, j->node);
+    (void)madvise(p, len, MADV_HUGEPAGE);   /* private: huge pages; shared: where the host allows them */
+    /* Out of memory is an error here, not a later SIGBUS or OOM kill.  A
+     * kernel without MADV_POPULATE_WRITE (EINVAL) leaves the faulting to
+     * the registration, slower but just as safe. */
+    if (madvise(p, len, MADV_POPULATE_WRITE) != 0 && errno != EINVAL)
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* Reserve size bytes of address space on a huge-page boundary. */
+static char *pc_fast_reserve(size_t size, int prot, int flags)
+{
+    size_t extra = size >= PC_FAST_ALIGN ? PC_FAST_ALIGN : 0;
+    char *m = mmap(NULL, size + extra, prot, flags | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), *p;
+
+    if (m == MAP_FAILED)
+        return NULL;
+    p = (char *)(((uintptr_t)m + extra - 1) & ~(uintptr_t)(extra ? extra - 1 : 0));
+    if (!extra)
+        return m;
+    if (p > m)
+        munmap(m, (size_t)(p - m));
+    if (m + size + extra > p + size)
+        munmap(p + size, (size_t)(m + size + extra - (p + size)));
+    return p;
+}
+
+/* The driver calls used here: from libcuda, or where the process has none
+ * loaded (the simulated device) through the runtime (pc_real_drv_entry).
+ * NULL: the fast path is off. */
+static struct {
+    CUresult (*get_current)(CUcontext *);
+    CUresult (*get_device)(CUdevice *);
+    CUresult (*reg)(void *, size_t, unsigned int);
+    CUresult (*unreg)(void *);
+    CUresult (*host_alloc)(void **, size_t, unsigned int);
+} D;
+
+/* Per device, a real 4 KiB cudaHostAlloc block made before its first fast
+ * block: where a free of a fast block cannot be kept (no fence: a capture
+ * that prohibits frees, a broken context, a created context current), the
+ * real cudaFreeHost of this witness gives the program the answer a
+ * cudaHostAlloc block would get now, refusals and last error included
+ * (hostmem.c).  Made while nothing forbids it; a device reset frees it. */
+#define PC_FAST_NDEV 64
+static void *pc_fast_witness_tab[PC_FAST_NDEV];
+static pthread_once_t pc_fast_once = PTHREAD_ONCE_INIT;
+
+static void pc_fast_resolve(void)
+{
+    D.get_current = pc_real_drv_entry((void *)PC_REAL(cuCtxGetCurrent), "cuCtxGetCurrent", 4000);
+    D.get_device = pc_real_drv_entry((void *)PC_REAL(cuCtxGetDevice), "cuCtxGetDevice", 2000);
+    D.reg = pc_real_drv_entry((void *)PC_REAL(cuMemHostRegister_v2), "cuMemHostRegister", 6050);
+    D.unreg = pc_real_drv_entry((void *)PC_REAL(cuMemHostUnregister), "cuMemHostUnregister", 4000);
+    D.host_alloc = pc_real_drv_entry((void *)PC_REAL(cuMemHostAlloc), "cuMemHostAlloc", 3020);
+}
+
+/* The current context is device dev's primary one (the block's home). */
+static int pc_fast_context_ok(int dev)
+{
+    CUcontext cur = NULL;
+    CUdevice d = -1;
+
+    pthread_once(&pc_fast_once, pc_fast_resolve);
+    if (!(D.get_current && D.get_device && D.reg && D.unreg && D.host_alloc && dev >= 0 && dev < PC_FAST_NDEV &&
+          D.get_current(&cur) == CUDA_SUCCESS && cur && D.get_device(&d) == CUDA_SUCCESS && (int)d == dev))
+        return 0;
+    if (!__atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE)) {
+        void *w = NULL;
+        pthread_mutex_lock(&pc_fast_lock);
+        if (!pc_fast_witness_tab[dev] && D.host_alloc(&w, 4096, 0) == CUDA_SUCCESS)
+            __atomic_store_n(&pc_fast_witness_tab[dev], w, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&pc_fast_lock);
+    }
+    return __atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE) != NULL;
+}
+
+void *pc_fast_witness(const void *p)
+{
+    void *w = NULL;
+    size_t i;
+
+    pthread_mutex_lock(&pc_fast_lock);
+    i = pc_fast_upper(p);
+    if (i > 0 && (uintptr_t)p - (uintptr_t)pc_fast_tab[i - 1].base < pc_fast_tab[i - 1].size)
+        w = pc_fast_witness_tab[pc_fast_tab[i - 1].dev];
+    pthread_mutex_unlock(&pc_fast_lock);
+    return w;
+}
+
+void pc_fast_witness_gone(void *w)
+{
+    int dev = -1;
+
+    pthread_mutex_lock(&pc_fast_lock);
+    for (int d = 0; d < PC_FAST_NDEV; d++) {
+        if (pc_fast_witness_tab[d] == w) {
+            __atomic_store_n(&pc_fast_witness_tab[d], NULL, __ATOMIC_RELEASE);
+            dev = d;
+        }
+    }
+    pthread_mutex_unlock(&pc_fast_lock);
+    /* A new one at once: the free just allowed (a relaxed capture, a
+     * created context current) allows the allocation too, and the next
+     * unfenced free needs it. */
+    if (dev >= 0)
+        (void)pc_fast_context_ok(dev);
+}
+
+int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring_lock_held)
+{
+    struct pc_fast_job j;
+    unsigned rflags = 0;
+    uint64_t t0, dt, real;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), nchunk;
+    unsigned threads;
+    int mode = pc_opt.fast_alloc;
+    CUresult r;
+
+    if (mode == PC_FAST_ALLOC_OFF || pc_state.forked_child || (flags & cudaHostAllocWriteCombined) ||
+        (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped)) || size == 0 || size % page ||
+        !pc_fast_context_ok(dev))
+        return -1;
+    t0 = pc_now_ns();
+    memset(&j, 0, sizeof j);
+    j.size = size;
+    j.shared = mode == PC_FAST_ALLOC_ON;
+    j.node = pc_fast_node(dev);
+    /* Shared: reserved inaccessible, each chunk then mapped over its part.
+     * Private: one mapping, kept out of fork() children. */
+    j.base = j.shared ? pc_fast_reserve(size, PROT_NONE, MAP_PRIVATE)
+                      : pc_fast_reserve(size, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+    if (!j.base)
+        goto fail;
+    if (!j.shared && madvise(j.base, size, MADV_DONTFORK) != 0) {
+        munmap(j.base, size);
+        goto fail;
+    }
+    /* Two chunks per thread even out the end; each at least 2 MiB. */
+    threads = size >= PC_FAST_PARALLEL_MIN && pc_opt.stage_threads != 1 ? pc_xfer_cpus() : 1;
+    if (threads > 16)
+        threads = 16;
+    nchunk = size / PC_FAST_ALIGN < 2 * (size_t)threads ? size / PC_FAST_ALIGN : 2 * (size_t)threads;
+    if (nchunk < 1)
+        nchunk = 1;
+    j.chunk = ((size / nchunk) + PC_FAST_ALIGN - 1) & ~(size_t)(PC_FAST_ALIGN - 1);
+    if (j.chunk >= size)
+        j.chunk = size;
+    nchunk = (size + j.chunk - 1) / j.chunk;
+    if (nchunk > 1 && pc_fast_runner) {
+        pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held);
+    } else {
+        for (size_t i = 0; i < nchunk; i++)
+            pc_fast_chunk(&j, i);
+    }
+    if (__atomic_load_n(&j.failed, __ATOMIC_RELAXED)) {
+        munmap(j.base, size);
+        goto fail;
+    }
+    if (flags & cudaHostAllocPortable)
+        rflags |= CU_MEMHOSTREGISTER_PORTABLE;
+    if (flags & cudaHostAllocMapped)
+        rflags |= CU_MEMHOSTREGISTER_DEVICEMAP;
+    r = D.reg(j.base, size, rflags);
+    if (r != CUDA_SUCCESS) {
+        munmap(j.base, size);
+        goto fail;
+    }
+    if (pc_fast_add(j.base, size, dev) != 0) {
+        D.unreg(j.base);
+        munmap(j.base, size);
+        goto fail;
+    }
+    dt = pc_now_ns() - t0;
+    real = PC_FAST_REAL_FIXED_NS + PC_FAST_REAL_PER_MIB_NS * (uint64_t)size / (1u << 20);
+    PC_STAT_INC(fast_alloc_calls);
+    PC_STAT_ADD(fast_alloc_bytes, size);
+    PC_STAT_ADD(fast_alloc_ns, dt);
+    if (real > dt)
+        PC_STAT_ADD(fast_alloc_saved_ns, real - dt);
+    *out = j.base;
+    return 0;
+fail:
+    {
+        static int warned;
+        PC_STAT_INC(fast_alloc_fallbacks);
+        pc_log_once(&warned, PC_LOG_INFO, "a fast pinned block of %zu bytes could not be made (%s); "
+                    "cudaHostAlloc makes it instead", size, j.base ? "mapping, pre-fault or registration failed"
+                                                                   : "no address space");
+    }
+    return -1;
+}
+
+/* ---- releasing */
+
+static void pc_fast_unmake(const struct pc_fast *f)
+{
+    uint64_t t0 = pc_now_ns();
+
+    /* After a device reset the registration is gone already: the driver's
+     * answer does not matter, the mapping goes either way. */
+    (void)D.unreg(f->base);
+    munmap(f->base, f->size);
+    PC_STAT_INC(fast_free_calls);
+    PC_STAT_ADD(fast_free_ns, pc_now_ns() - t0);
+}
+
+int pc_fast_release(void *p)
+{
+    struct pc_fast f;
+    size_t i;
+
+    if (!p || !__atomic_load_n(&pc_fast_n, __ATOMIC_RELAXED))
+        return 0;
+    pthread_mutex_lock(&pc_fast_lock);
+    i = pc_fast_upper(p);
+    if (i == 0 || pc_fast_tab[i - 1].base != (char *)p) {
+        pthread_mutex_unlock(&pc_fast_lock);
+        return 0;
+    }
+    pc_fast_take(i - 1, &f);
+    pthread_mutex_unlock(&pc_fast_lock);
+    pc_fast_unmake(&f);
+    return 1;
+}
+
+void pc_fast_forget_device(int dev)
+{
+    if (dev >= 0 && dev < PC_FAST_NDEV)   /* freed with its context */
+        __atomic_store_n(&pc_fast_witness_tab[dev], NULL, __ATOMIC_RELEASE);
+    for (;;) {
+        struct pc_fast f;
+        size_t i;
+        int found = 0;
+
+        pthread_mutex_lock(&pc_fast_lock);
+        for (i = 0; i < pc_fast_n; i++) {
+            if (pc_fast_tab[i].dev == dev) {
+                pc_fast_take(i, &f);
+                found = 1;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&pc_fast_lock);
+        if (!found)
+            return;
+        pc_fast_unmake(&f);
+    }
+}
+
+void pc_fast_after_fork_child(void)
+{
+    /* The blocks stay mapped in the child (shared) or absent (private): the
+     * child's program may read the shared ones; pincache never touches them. */
+    pthread_mutex_init(&pc_fast_lock, NULL);
+    pc_fast_n = 0;
+    memset(pc_fast_witness_tab, 0, sizeof pc_fast_witness_tab);
+}
