@@ -4,7 +4,8 @@
 #
 #   PC_GPU_SECTIONS     every section, in the order they run
 #   PC_GPU_CHECKS       the sections make check-gpu runs: all but bench,
-#                       which measures and checks nothing (make bench)
+#                       which measures and checks nothing (make bench), and
+#                       cold, issue 18's benchmark (tests/bench/coldalloc.sh)
 #   pc_gpu_section NAME run one: its header, then the last lines of its
 #                       output (all of it in $pc_gpu_file); returns its exit
 #                       status, 77 when it cannot run here (no torch, or a
@@ -15,8 +16,8 @@
 # work (a folder for their logs, which h200.sh packs).
 # shellcheck shell=bash
 
-PC_GPU_SECTIONS="suite fuzz stage bench cupti driver smoke torch"
-PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench/}
+PC_GPU_SECTIONS="suite fuzz stage bench cold cupti driver smoke torch"
+PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold/}
 
 # pc_gpu_tee FILE LINES: stdin into FILE, its last LINES lines (all: "all")
 # on stdout
@@ -67,6 +68,17 @@ pc_gpu_section() {
         PINCACHE_BENCH_LOGDIR=$work/benchlogs timeout 280 bash "$srcdir/scripts/bench.sh" "$builddir" 2>&1 |
             pc_gpu_tee "$pc_gpu_file" 60
         rc=${PIPESTATUS[0]} ;;
+    cold)
+        # about 2 minutes on an H200; the report whole, its progress, runs
+        # and pincache's reports in $work/coldlogs
+        pc_gpu_file=$out/coldalloc.md
+        [ -f "$srcdir/tests/bench/coldalloc.sh" ] || return 77
+        echo "== cold allocations, copy rates of the blocks, varsize (issue 18)"
+        mkdir -p "$work/coldlogs"
+        timeout 300 bash "$srcdir/tests/bench/coldalloc.sh" "$builddir" "$work/coldlogs" \
+            2>"$work/coldlogs/progress.log" | pc_gpu_tee "$pc_gpu_file" all
+        rc=${PIPESTATUS[0]}
+        [ "$rc" -le 1 ] || tail -n 20 "$work/coldlogs/progress.log" ;;
     cupti)
         pc_gpu_folder cupti 200 30 "CUPTI timeline"
         rc=$? ;;
