@@ -15,7 +15,7 @@
 # work (a folder for their logs, which h200.sh packs).
 # shellcheck shell=bash
 
-PC_GPU_SECTIONS="suite fuzz stage bench cupti driver smoke torch"
+PC_GPU_SECTIONS="suite fuzz stage bench cupti driver sim smoke torch"
 PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench/}
 
 # pc_gpu_tee FILE LINES: stdin into FILE, its last LINES lines (all: "all")
@@ -72,6 +72,9 @@ pc_gpu_section() {
         rc=$? ;;
     driver)
         pc_gpu_folder driver 200 40 "static cudart, driver API, Numba, CuPy (tests/driver)"
+        rc=$? ;;
+    sim)
+        pc_gpu_folder sim 300 40 "make check's tests/sim programs on the real runtime: fastobs plain, PINCACHE_FAST_ALLOC=off and on"
         rc=$? ;;
     smoke)
         # the same checksum plainly and under the shim
