@@ -29,12 +29,8 @@ srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/gpu/cuda-env.sh
 . "$srcdir/tests/gpu/cuda-env.sh"
 pc_gpu_start driver "${1:-.}"
-
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local st=$1; shift; if [ "$st" = 0 ]; then ok "$@"; else notok "$@"; fi; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+# shellcheck source=tests/gpu/tap.sh
+. "$srcdir/tests/gpu/tap.sh"
 
 # plain nvcc: static cudart (no -cudart flag), as most CUDA programs build
 static_build() { # OUT SRC
@@ -42,20 +38,7 @@ static_build() { # OUT SRC
     echo "${cmd[*]}"
     "${cmd[@]}"
 }
-# run NAME SECONDS [VAR=VALUE...] PROG ARGS: NAME.out / NAME.err; sets rc
-run() {
-    local name=$1 secs=$2
-    shift 2
-    timeout -k 5 "$secs" env "$@" >"$out/$name.out" 2>"$out/$name.err"
-    rc=$?
-}
 field() { sed -n "s/^RESULT .* $2=\([^ ]*\).*/\1/p" "$out/$1.out" 2>/dev/null | head -n 1; }
-jnum() { # FILE DOTTED.PATH
-    python3 -c 'import json,sys
-o=json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."): o=o[k]
-print(o)' "$1" "$2" 2>/dev/null
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.2f\n", a / b }'; }
 shimenv() { echo LD_PRELOAD="$lib" PINCACHE_MODE=cache PINCACHE_REPORT="$out/$1.json"; }
 

@@ -16,7 +16,7 @@
 # work (a folder for their logs, which h200.sh packs).
 # shellcheck shell=bash
 
-PC_GPU_SECTIONS="suite fuzz stage bench cold cupti driver smoke torch"
+PC_GPU_SECTIONS="suite fuzz stage bench cold cupti driver sim smoke torch"
 PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold/}
 
 # pc_gpu_tee FILE LINES: stdin into FILE, its last LINES lines (all: "all")
@@ -84,6 +84,9 @@ pc_gpu_section() {
         rc=$? ;;
     driver)
         pc_gpu_folder driver 200 40 "static cudart, driver API, Numba, CuPy (tests/driver)"
+        rc=$? ;;
+    sim)
+        pc_gpu_folder sim 300 40 "make check's tests/sim programs on the real runtime: fastobs plain, PINCACHE_FAST_ALLOC=off and on"
         rc=$? ;;
     smoke)
         # the same checksum plainly and under the shim
