@@ -306,6 +306,23 @@ void pc_real_set_standin(void *(*standin)(const char *name))
     pc_real_standin = standin;
 }
 
+/* A driver entry point through the runtime, for a process with no libcuda
+ * loaded (the simulated device's runtime hands out its own): the newest
+ * form of the name without its _vN suffix; per-thread forms are not asked
+ * (they need the runtime's stream flags). */
+static void *pc_real_drv_from_runtime(const char *name)
+{
+    char base[96];
+    size_t n = strlen(name);
+
+    if (n >= sizeof base || (n > 5 && (!strcmp(name + n - 5, "_ptsz") || !strcmp(name + n - 5, "_ptds"))))
+        return NULL;
+    memcpy(base, name, n + 1);
+    if (n > 3 && base[n - 3] == '_' && base[n - 2] == 'v' && base[n - 1] >= '2' && base[n - 1] <= '9')
+        base[n - 3] = '\0';
+    return pc_real_drv_entry(NULL, base, 13000);
+}
+
 void *pc_real_resolve(int major, int idx)
 {
     const char *name;
@@ -320,6 +337,8 @@ void *pc_real_resolve(int major, int idx)
             f = NULL;
         if (!f)
             f = pc_lookup_in(&pc_libs[PC_LIB_CUDA], name);
+        if (!f && !pc_loaded_path("libcuda.so", NULL, 0))
+            f = pc_real_drv_from_runtime(name);
     } else {
         pc_warn_unknown_major();
         f = pc_resolve_runtime(major, name);
