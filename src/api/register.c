@@ -112,10 +112,6 @@ void pc_register_after_fork_child(void)
     pc_dontfork_map = NULL;
 }
 
-/* A pageable address that is never registered: the real unregistration of
- * it answers "not registered", with the runtime's last error to match. */
-static char pc_never_registered[64];
-
 /* Registration is counted, then passed through (runtime or driver).
  * Inside a fast block (stage/fastalloc.h) the real call would answer
  * "already registered" (712) where a cudaHostAlloc block gets "invalid
@@ -146,11 +142,12 @@ static int pc_unregister(const struct pc_flavour *fl, void *p)
     if (pc_state.mode != PC_MODE_OFF)
         PC_STAT_INC(unregister_calls);
     pc_diag_probe_device();
-    /* A fast block's base would be unregistered for real: answered as for
-     * a cudaHostAlloc block, which is not registered memory.  (An interior
-     * pointer gets 1 from the real call, as from a cudaHostAlloc block.) */
+    /* A fast block's base would be unregistered for real.  The H200 answers
+     * 1 for a cudaHostAlloc block's base (gpu_errors, run 57) and for any
+     * registered block's interior pointer: the real call on the byte after
+     * the base gives exactly that, last error included. */
     if (pc_fast_contains(p) == 2)
-        return fl->unreg(pc_never_registered);
+        return fl->unreg((char *)p + 1);
     r = fl->unreg(p);
     if (r == 0)
         pc_dontfork_remove(p);

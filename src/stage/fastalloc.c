@@ -20,7 +20,9 @@
  * no trace and the caller makes the real one. */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "stage/fastalloc.h"
+#include "stage/fastmem.h"
 #include "real/real.h"
 #include "stage/stage_threads.h"
 #include "util/log.h"
@@ -38,8 +41,9 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23          /* Linux 5.14 */
 #endif
-#define PC_FAST_ALIGN (2u << 20)        /* chunks on huge-page boundaries */
-#define PC_FAST_PARALLEL_MIN (4u << 20) /* smaller blocks are faulted by the caller alone */
+#define PC_FAST_ALIGN (2u << 20)        /* large blocks on huge-page boundaries */
+#define PC_FAST_CHUNK_MIN (64u << 10)   /* no chunk smaller: its mapping would cost more than its faults */
+#define PC_FAST_PARALLEL_MIN (256u << 10) /* smaller blocks are faulted by the caller alone */
 /* cudaHostAlloc's cost on the H200, for the saved-time estimate: 0.53 ms up
  * to 1 MB (core/pool.h's seed), 415-537 ms per GiB (run 56). */
 #define PC_FAST_REAL_FIXED_NS 500000ull
@@ -117,66 +121,12 @@ int pc_fast_contains(const void *p)
     return in;
 }
 
-/* ---- placement: the GPU's NUMA node, where the host has more than one */
-
-static int pc_fast_nodes = -1;          /* online nodes; -1: not read yet */
-
-static int pc_fast_count_nodes(void)
-{
-    char buf[256] = "";
-    FILE *f = fopen("/sys/devices/system/node/online", "re");
-    int n = 0;
-
-    if (f) {
-        if (!fgets(buf, sizeof buf, f))
-            buf[0] = 0;
-        fclose(f);
-    }
-    /* "0", "0-1", "0-3,8-11": count every node named. */
-    for (char *s = buf; *s;) {
-        char *e;
-        long a = strtol(s, &e, 10), b = a;
-        if (e == s)
-            break;
-        if (*e == '-')
-            b = strtol(e + 1, &e, 10);
-        n += b >= a ? (int)(b - a + 1) : 1;
-        s = *e == ',' ? e + 1 : e;
-        if (*s == '\n')
-            break;
-    }
-    return n > 0 ? n : 1;
-}
-
-/* The host node closest to device dev, or -1 where placement cannot help
- * (one node) or the driver cannot say (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
- * CUDA 12.2; the H200 host answers 0). */
-static int pc_fast_node(int dev)
-{
-    int nodes = __atomic_load_n(&pc_fast_nodes, __ATOMIC_RELAXED), id = -1;
-
-    if (nodes < 0) {
-        nodes = pc_fast_count_nodes();
-        __atomic_store_n(&pc_fast_nodes, nodes, __ATOMIC_RELAXED);
-    }
-    if (nodes < 2 || PC_CALL_DRV(cuDeviceGetAttribute, &id, (CUdevice_attribute)134, (CUdevice)dev) != CUDA_SUCCESS)
-        return -1;
-    return id >= 0 && id < 1024 ? id : -1;
-}
-
-/* Prefer node for [p, p+n) (a preference: a full node still gives memory). */
-static void pc_fast_bind(char *p, size_t n, int node)
-{
-    unsigned long mask[1024 / (8 * sizeof(unsigned long))];
-
-    if (node < 0)
-        return;
-    memset(mask, 0, sizeof mask);
-    mask[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long)));
-    (void)syscall(SYS_mbind, p, n, 1 /* MPOL_PREFERRED */, mask, (unsigned long)(8 * sizeof mask), 0u);
-}
-
 /* ---- making one */
+
+/* How a shared chunk's pages are made: 0 faulted in by MADV_POPULATE_WRITE
+ * (the default), 1 allocated by fallocate on a memfd first.  A test knob
+ * (PINCACHE_TEST_FAST_FILL=fallocate) for measuring the two side by side. */
+static int pc_fast_fill = -1;
 
 /* The copy threads' runner (stage.h's pc_stage_parallel), handed down by
  * init.c: the ring, which makes fast blocks, sits below it. */
@@ -191,23 +141,54 @@ struct pc_fast_job {
     char *base;
     size_t size, chunk;
     int shared, node;
+    int *fd;                            /* fallocate fill: each chunk's memfd, else NULL */
     int failed;                         /* atomic */
 };
 
-/* Chunk i: its own shared mapping (shared mode), placed, advised, faulted. */
+static size_t pc_fast_chunk_len(const struct pc_fast_job *j, uint64_t i, size_t *off)
+{
+    *off = (size_t)i * j->chunk;
+    return j->size - *off < j->chunk ? j->size - *off : j->chunk;
+}
+
+/* Chunk i's own shared object over its part of the reservation, made by
+ * the caller before the threads start: a mapping takes the address space's
+ * lock for writing, which would stall every other thread's faults. */
+static int pc_fast_map_chunk(struct pc_fast_job *j, uint64_t i)
+{
+    size_t off, len = pc_fast_chunk_len(j, i, &off);
+    int fd = -1;
+
+    if (j->fd) {
+        fd = memfd_create("pincache", MFD_CLOEXEC);
+        if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        j->fd[i] = fd;
+    }
+    if (mmap(j->base + off, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | (fd < 0 ? MAP_ANONYMOUS : 0),
+             fd, 0) == MAP_FAILED)
+        return -1;
+    return 0;
+}
+
+/* Chunk i on a copy thread: placed, advised, faulted in. */
 static void pc_fast_chunk(void *arg, uint64_t i)
 {
     struct pc_fast_job *j = arg;
-    size_t off = (size_t)i * j->chunk, len = j->size - off < j->chunk ? j->size - off : j->chunk;
+    size_t off, len = pc_fast_chunk_len(j, i, &off);
     char *p = j->base + off;
 
-    if (j->shared &&
-        mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+    pc_fast_bind(p, len, j->node);
+    (void)madvise(p, len, MADV_HUGEPAGE);   /* private: huge pages; shared: where the host allows them */
+    /* The pages first, without mapping them (cheaper per page, measured
+     * run 56), then the mapping; both fail cleanly when memory is short. */
+    if (j->fd && fallocate(j->fd[i], 0, 0, (off_t)len) != 0) {
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
         return;
     }
-    pc_fast_bind(p, len, j->node);
-    (void)madvise(p, len, MADV_HUGEPAGE);   /* private: huge pages; shared: where the host allows them */
     /* Out of memory is an error here, not a later SIGBUS or OOM kill.  A
      * kernel without MADV_POPULATE_WRITE (EINVAL) leaves the faulting to
      * the registration, slower but just as safe. */
@@ -329,6 +310,10 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped)) || size == 0 || size % page ||
         !pc_fast_context_ok(dev))
         return -1;
+    if (pc_fast_fill < 0) {
+        const char *f = getenv("PINCACHE_TEST_FAST_FILL");
+        pc_fast_fill = f && !strcmp(f, "fallocate");
+    }
     t0 = pc_now_ns();
     memset(&j, 0, sizeof j);
     j.size = size;
@@ -344,22 +329,42 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         munmap(j.base, size);
         goto fail;
     }
-    /* Two chunks per thread even out the end; each at least 2 MiB. */
+    /* One chunk per thread (the faults cost the same everywhere), each at
+     * least 64 KiB; below 256 KiB the caller alone. */
     threads = size >= PC_FAST_PARALLEL_MIN && pc_opt.stage_threads != 1 ? pc_xfer_cpus() : 1;
     if (threads > 16)
         threads = 16;
-    nchunk = size / PC_FAST_ALIGN < 2 * (size_t)threads ? size / PC_FAST_ALIGN : 2 * (size_t)threads;
+    nchunk = size / PC_FAST_CHUNK_MIN < (size_t)threads ? size / PC_FAST_CHUNK_MIN : (size_t)threads;
     if (nchunk < 1)
         nchunk = 1;
-    j.chunk = ((size / nchunk) + PC_FAST_ALIGN - 1) & ~(size_t)(PC_FAST_ALIGN - 1);
-    if (j.chunk >= size)
-        j.chunk = size;
+    j.chunk = ((size / nchunk) + page - 1) & ~(page - 1);
     nchunk = (size + j.chunk - 1) / j.chunk;
-    if (nchunk > 1 && pc_fast_runner) {
-        pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held);
-    } else {
+    if (j.shared && pc_fast_fill == 1) {
+        j.fd = calloc(nchunk, sizeof *j.fd);
+        if (!j.fd) {
+            munmap(j.base, size);
+            goto fail;
+        }
         for (size_t i = 0; i < nchunk; i++)
-            pc_fast_chunk(&j, i);
+            j.fd[i] = -1;
+    }
+    for (size_t i = 0; j.shared && i < nchunk; i++)
+        if (pc_fast_map_chunk(&j, i) != 0)
+            j.failed = 1;
+    if (!j.failed) {
+        if (nchunk > 1 && pc_fast_runner) {
+            pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held);
+        } else {
+            for (size_t i = 0; i < nchunk; i++)
+                pc_fast_chunk(&j, i);
+        }
+    }
+    if (j.fd) {
+        for (size_t i = 0; i < nchunk; i++)
+            if (j.fd[i] >= 0)
+                close(j.fd[i]);
+        free(j.fd);
+        j.fd = NULL;
     }
     if (__atomic_load_n(&j.failed, __ATOMIC_RELAXED)) {
         munmap(j.base, size);
@@ -408,7 +413,7 @@ static void pc_fast_unmake(const struct pc_fast *f)
     /* After a device reset the registration is gone already: the driver's
      * answer does not matter, the mapping goes either way. */
     (void)D.unreg(f->base);
-    munmap(f->base, f->size);
+    pc_fast_unmap(f->base, f->size);
     PC_STAT_INC(fast_free_calls);
     PC_STAT_ADD(fast_free_ns, pc_now_ns() - t0);
 }
@@ -462,5 +467,6 @@ void pc_fast_after_fork_child(void)
      * child's program may read the shared ones; pincache never touches them. */
     pthread_mutex_init(&pc_fast_lock, NULL);
     pc_fast_n = 0;
+    pc_fast_unmap_after_fork_child();
     memset(pc_fast_witness_tab, 0, sizeof pc_fast_witness_tab);
 }

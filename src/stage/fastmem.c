@@ -1,0 +1,151 @@
+/* fastmem.c - the memory side of fast blocks (fastmem.h): where their
+ * pages go, and unmapping them off the caller's path. */
+#include "config.h"
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "stage/fastmem.h"
+#include "real/real.h"
+
+/* ---- placement: the GPU's NUMA node, where the host has more than one */
+
+static int pc_fast_nodes = -1;          /* online nodes; -1: not read yet */
+
+static int pc_fast_count_nodes(void)
+{
+    char buf[256] = "";
+    FILE *f = fopen("/sys/devices/system/node/online", "re");
+    int n = 0;
+
+    if (f) {
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = 0;
+        fclose(f);
+    }
+    /* "0", "0-1", "0-3,8-11": count every node named. */
+    for (char *s = buf; *s;) {
+        char *e;
+        long a = strtol(s, &e, 10), b = a;
+        if (e == s)
+            break;
+        if (*e == '-')
+            b = strtol(e + 1, &e, 10);
+        n += b >= a ? (int)(b - a + 1) : 1;
+        s = *e == ',' ? e + 1 : e;
+        if (*s == '\n')
+            break;
+    }
+    return n > 0 ? n : 1;
+}
+
+/* The host node closest to device dev, or -1 where placement cannot help
+ * (one node) or the driver cannot say (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
+ * CUDA 12.2; the H200 host answers 0). */
+int pc_fast_node(int dev)
+{
+    int nodes = __atomic_load_n(&pc_fast_nodes, __ATOMIC_RELAXED), id = -1;
+
+    if (nodes < 0) {
+        nodes = pc_fast_count_nodes();
+        __atomic_store_n(&pc_fast_nodes, nodes, __ATOMIC_RELAXED);
+    }
+    if (nodes < 2 || PC_CALL_DRV(cuDeviceGetAttribute, &id, (CUdevice_attribute)134, (CUdevice)dev) != CUDA_SUCCESS)
+        return -1;
+    return id >= 0 && id < 1024 ? id : -1;
+}
+
+/* Prefer node for [p, p+n) (a preference: a full node still gives memory). */
+void pc_fast_bind(char *p, size_t n, int node)
+{
+    unsigned long mask[1024 / (8 * sizeof(unsigned long))];
+
+    if (node < 0)
+        return;
+    memset(mask, 0, sizeof mask);
+    mask[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long)));
+    (void)syscall(SYS_mbind, p, n, 1 /* MPOL_PREFERRED */, mask, (unsigned long)(8 * sizeof mask), 0u);
+}
+
+/* Unmapping shared memory frees its pages one by one (100-150 ms per GiB on
+ * the H200, run 56), which cudaFreeHost's caller does not wait for in the
+ * same measure; a reaper thread unmaps instead, once the registration is
+ * gone.  The address range stays taken until then, so nothing can reuse it
+ * early. */
+struct pc_reap { char *base; size_t size; struct pc_reap *next; };
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct pc_reap *head;
+    int started;                        /* 1 running, -1 could not start */
+} R = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0 };
+
+static void *pc_fast_reaper(void *arg)
+{
+    (void)arg;
+#ifdef __GLIBC__
+    pthread_setname_np(pthread_self(), "pincache-unmap");
+#endif
+    pthread_mutex_lock(&R.mu);
+    for (;;) {
+        struct pc_reap *r;
+        while (!R.head)
+            pthread_cond_wait(&R.cv, &R.mu);
+        r = R.head;
+        R.head = r->next;
+        pthread_mutex_unlock(&R.mu);
+        munmap(r->base, r->size);
+        free(r);
+        pthread_mutex_lock(&R.mu);
+    }
+    return NULL;
+}
+
+void pc_fast_unmap(char *base, size_t size)
+{
+    struct pc_reap *r = malloc(sizeof *r);
+
+    pthread_mutex_lock(&R.mu);
+    if (R.started == 0) {
+        pthread_attr_t attr;
+        pthread_t t;
+        sigset_t all, old;
+
+        R.started = -1;
+        if (pthread_attr_init(&attr) == 0) {
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            pthread_attr_setstacksize(&attr, 64u << 10);
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &old);   /* the program's handlers never run on it */
+            if (pthread_create(&t, &attr, pc_fast_reaper, NULL) == 0)
+                R.started = 1;
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            pthread_attr_destroy(&attr);
+        }
+    }
+    if (R.started == 1 && r) {
+        r->base = base;
+        r->size = size;
+        r->next = R.head;
+        R.head = r;
+        pthread_cond_signal(&R.cv);
+        pthread_mutex_unlock(&R.mu);
+        return;
+    }
+    pthread_mutex_unlock(&R.mu);
+    free(r);
+    munmap(base, size);
+}
+
+void pc_fast_unmap_after_fork_child(void)
+{
+    /* No reaper here; what the parent queued is the parent's to unmap. */
+    pthread_mutex_init(&R.mu, NULL);
+    pthread_cond_init(&R.cv, NULL);
+    R.head = NULL;
+    R.started = 0;
+}

@@ -1,0 +1,16 @@
+/* fastmem.h - the memory side of fast blocks (fastalloc.c): NUMA
+ * placement and unmapping on a thread of its own. */
+#ifndef PC_STAGE_FASTMEM_H
+#define PC_STAGE_FASTMEM_H
+#include <stddef.h>
+
+/* The host node closest to device dev, or -1 where placement cannot help. */
+int pc_fast_node(int dev);
+/* Prefer node for [p, p+n) (nothing when node < 0). */
+void pc_fast_bind(char *p, size_t n, int node);
+/* munmap(base, size), soon, on the reaper thread (at once if it cannot run). */
+void pc_fast_unmap(char *base, size_t size);
+/* In a fork child: no reaper, nothing queued. */
+void pc_fast_unmap_after_fork_child(void);
+
+#endif
