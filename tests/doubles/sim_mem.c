@@ -143,6 +143,29 @@ bool sim_mem_reserve_pinned(size_t size)
 	return true;
 }
 
+/* Pinned memory is resident: cudaHostAlloc faults its pages in, and so
+ * does a registration (the H200's register of memory not yet faulted in
+ * costs the faulting rate), so a later registration of the same pages
+ * costs the pre-faulted rate, as on the H200.  Returns the microseconds
+ * the faulting took here, which count towards the modelled cost. */
+static double populate(void *ptr, size_t size, unsigned flags)
+{
+	double t0 = sim_now_ms();
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t b = (uintptr_t)ptr & ~(pg - 1), e = ((uintptr_t)ptr + size + pg - 1) & ~(pg - 1);
+
+	/* Not I/O memory (no pages to fault); a failure leaves the pages as
+	 * they were, which only changes the cost of a later registration. */
+	if (!(flags & cudaHostRegisterIoMemory))
+		(void)madvise((void *)b, e - b,
+			      flags & cudaHostRegisterReadOnly ? MADV_POPULATE_READ : MADV_POPULATE_WRITE);
+#else
+	(void)ptr, (void)size, (void)flags;
+#endif
+	return (sim_now_ms() - t0) * 1e3;
+}
+
 /* ---- pinned allocations: they cost time in proportion to size and do not
  * wait for the device (measured). */
 
@@ -205,7 +228,7 @@ static cudaError_t host_alloc(void **p, size_t size, unsigned flags)
 		e = cudaErrorMemoryAllocation;
 		goto fail;
 	}
-	sim_sleep_us(cost_us(sim_cfg.alloc_us, sim_cfg.alloc_us_per_mb, size));
+	sim_sleep_us(cost_us(sim_cfg.alloc_us, sim_cfg.alloc_us_per_mb, size) - populate(m, size, 0));
 	*p = m;
 	return cudaSuccess;
 fail:
@@ -297,28 +320,6 @@ void sim_mem_drop_owner(uintptr_t owner)
  * the others the rate of a registration that faults them itself; mincore
  * tells them apart.  Not told apart: private huge pages, which registered
  * at about half the rate of 4 KiB pages (telling them needs smaps). */
-
-/* The driver pins what it registers: the pages are resident afterwards
- * (its registration faulted them in), so a later registration of the same
- * pages costs the pre-faulted rate, as on the H200.  Returns the
- * microseconds the faulting took here, part of the modelled cost. */
-static double populate(void *ptr, size_t size, unsigned flags)
-{
-	double t0 = sim_now_ms();
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t b = (uintptr_t)ptr & ~(pg - 1), e = ((uintptr_t)ptr + size + pg - 1) & ~(pg - 1);
-
-	/* Not I/O memory (no pages to fault); a failure leaves the pages as
-	 * they were, which only changes the cost of a later registration. */
-	if (!(flags & cudaHostRegisterIoMemory))
-		(void)madvise((void *)b, e - b,
-			      flags & cudaHostRegisterReadOnly ? MADV_POPULATE_READ : MADV_POPULATE_WRITE);
-#else
-	(void)ptr, (void)size, (void)flags;
-#endif
-	return (sim_now_ms() - t0) * 1e3;
-}
 
 SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {

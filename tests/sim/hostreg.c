@@ -3,6 +3,7 @@
  * read_register_costs, has the rows).
  *
  *   (no argument)  costs, with H200-sized alloc and free costs (hostreg.sh):
+ *                  cudaHostAlloc returns its pages faulted in;
  *                  cudaHostRegister of 64 MiB already faulted in costs under
  *                  a third of cudaHostAlloc's 64 MiB (H200: 2.6-3.5 against
  *                  24-42 ms); registering memory not faulted in costs the
@@ -92,6 +93,8 @@ static void costs(void)
 	t0 = simtest_now_ms();
 	is_int(cudaHostAlloc(&blk, SZ, 0), cudaSuccess, "cudaHostAlloc 64 MiB");
 	alloc = simtest_now_ms() - t0;
+	ok(resident(blk) == SZ, "the cudaHostAlloc block is faulted in on return, as pinned memory is (%zu bytes)",
+	   resident(blk));
 	t0 = simtest_now_ms();
 	is_int(cudaHostRegister(pre, SZ, 0), cudaSuccess, "cudaHostRegister 64 MiB faulted in");
 	reg = simtest_now_ms() - t0;
