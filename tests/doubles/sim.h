@@ -44,6 +44,8 @@ struct sim_counters {
 	unsigned long long device_waits;       /* calls that waited for all device work (free, unregister, sync) */
 	unsigned long long gate_stalls;        /* calls stalled behind another thread's cudaFreeHost */
 	unsigned long long gate_stall_ns;      /* ... and for how long */
+	unsigned long long fork_copy_bytes;    /* registered private bytes fork() copied (sim_fork.c) */
+	unsigned long long fork_copy_ns;       /* ... and the time it was charged for them */
 };
 
 /* Fill *out with a consistent snapshot (taken under the sim's lock). */

@@ -90,6 +90,38 @@ static int env_choice(const char *name, const char *const *names, int def)
 	return def;
 }
 
+/* Registration's costs on the H200 (dev/probe/fastalloc.cu and fastalloc2.cu,
+ * driver 580.159.04, CUDA 13.0, kernel 6.18, THP madvise; ms at 64 MiB / 1 GiB
+ * / 4 GiB), each as fixed + per MB fitted to its rows:
+ *   cudaHostAlloc 24-42 / 415-537 / 1757, 0.53 at 4 KB-1 MB (DESIGN.md):
+ *     0.53 + 0.43/MB;
+ *   cudaFreeHost 6.4-10.6 / 145-160 / 447, 0.23 small (DESIGN.md): 0.23 + 0.13/MB;
+ *   cuMemHostRegister of per-chunk shared mappings pre-faulted on 16 threads
+ *     2.6-3.5 / 40-53: 0.15 + 0.045/MB (private huge pages, 1.4-2.6 / 21-28,
+ *     register at about half that: not told apart, see sim_mem.c);
+ *   unregister of either 1.1-1.6 / 16-21: 0.22 + 0.017/MB;
+ *   cudaHostRegister faulting the pages itself, one thread, 20.4 / 271 / 1076:
+ *     0.262/MB;
+ *   fork() with registered private memory live (not MADV_DONTFORK) 4 KiB
+ *     pages 25.6 / 395: 0.385/MB, huge pages 55 / 835: 0.81/MB; shared
+ *     mappings and cudaHostAlloc memory 0.9-1.5 ms whatever the size (no
+ *     extra cost).
+ * The sim's alloc and free costs are these scaled down so that CI stays
+ * fast; the defaults below keep the H200's ratios to them, so that a run
+ * with H200-sized alloc costs (scripts/demo.sh) gets H200-sized
+ * registrations too.  The fixed cost of a small registration is the
+ * fit's, not measured below 64 MiB. */
+static void read_register_costs(void)
+{
+	sim_cfg.register_us = env_double("SIM_REGISTER_US", sim_cfg.alloc_us * 0.15 / 0.53);
+	sim_cfg.register_us_per_mb = env_double("SIM_REGISTER_US_PER_MB", sim_cfg.alloc_us_per_mb * 0.045 / 0.43);
+	sim_cfg.register_fault_us_per_mb = sim_cfg.alloc_us_per_mb * 0.262 / 0.43;
+	sim_cfg.unregister_us = env_double("SIM_UNREGISTER_US", sim_cfg.free_us * 0.22 / 0.23);
+	sim_cfg.unregister_us_per_mb = env_double("SIM_UNREGISTER_US_PER_MB", sim_cfg.free_us_per_mb * 0.017 / 0.13);
+	sim_cfg.fork_us_per_mb = sim_cfg.alloc_us_per_mb * 0.385 / 0.43;
+	sim_cfg.fork_huge_us_per_mb = sim_cfg.alloc_us_per_mb * 0.81 / 0.43;
+}
+
 static void read_config(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -103,6 +135,7 @@ static void read_config(void)
 	sim_cfg.alloc_us_per_mb = env_double("SIM_ALLOC_US_PER_MB", 5);
 	sim_cfg.free_us = env_double("SIM_FREE_US", 20);
 	sim_cfg.free_us_per_mb = env_double("SIM_FREE_US_PER_MB", 2);
+	read_register_costs();
 	sim_cfg.copy_gbps = env_double("SIM_COPY_GBPS", 50);
 	sim_cfg.hostfn_us = env_double("SIM_HOSTFN_US", 0);
 	sim_cfg.pageable_access = env_choice("SIM_PAGEABLE_ACCESS", pageable_names, SIM_PAGEABLE_NONE);
@@ -134,9 +167,17 @@ static void sim_atfork_child(void)
 		atomic_store(&sim_forked, 1);
 }
 
+/* The H200 copies registered private memory at fork(), before the child
+ * exists: the parent pays for it (sim_fork.c). */
+static void sim_atfork_prepare(void)
+{
+	if (atomic_load(&sim_started) && !atomic_load(&sim_forked))
+		sim_sleep_us(sim_fork_copy_us());
+}
+
 __attribute__((constructor)) static void sim_register_atfork(void)
 {
-	pthread_atfork(NULL, NULL, sim_atfork_child);
+	pthread_atfork(sim_atfork_prepare, NULL, sim_atfork_child);
 }
 
 static uint64_t now_ns(void)
@@ -497,13 +538,22 @@ static CUresult sim_drv_mem_get_address_range(CUdeviceptr *pbase, size_t *psize,
 	return rc;
 }
 
-/* Only CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE (sim_pool.c). */
+static void *sim_primary_ctx(int dev)
+{
+	return &sim_ctx_tokens[dev];
+}
+
+/* Pinned and registered memory as measured (sim_mem.c); otherwise
+ * CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE only (sim_pool.c). */
 static CUresult sim_drv_pointer_get_attribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
 {
 	cudaError_t last = tls_last_error;
+	int rc;
 
 	if (sim_enter_host())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if ((rc = sim_mem_host_attribute(data, (int)attr, (uintptr_t)ptr, sim_primary_ctx)) >= 0)
+		return (CUresult)rc;
 	if (attr != CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
 		return sim_drv_ret(cudaErrorInvalidValue, last);
 	return (CUresult)sim_pool_of((void **)data, (uintptr_t)ptr);
@@ -521,18 +571,30 @@ static CUresult sim_drv_ctx_get_device(CUdevice *dev)
 	return CUDA_SUCCESS;
 }
 
-/* Registration through the driver: the runtime's answers in the driver's
- * codes (the same numbers: 1, 2, 712, 713), the last error left alone. */
+/* The driver's host registration and flags (pincache's fast miss path maps
+ * memory and registers it with cuMemHostRegister): the runtime's answers,
+ * whose codes are the driver's numbers (1, 2, 712, 713), and the runtime's
+ * last error left alone.  Inside a cuMemHostAlloc block the driver's
+ * register is assumed to answer 1 as the runtime's does (not measured). */
 static CUresult sim_drv_mem_host_register(void *p, size_t n, unsigned int flags)
 {
 	cudaError_t last = tls_last_error;
+
 	return sim_drv_ret(cudaHostRegister(p, n, flags), last);
 }
 
 static CUresult sim_drv_mem_host_unregister(void *p)
 {
 	cudaError_t last = tls_last_error;
+
 	return sim_drv_ret(cudaHostUnregister(p), last);
+}
+
+static CUresult sim_drv_mem_host_get_flags(unsigned int *flags, void *p)
+{
+	cudaError_t last = tls_last_error;
+
+	return sim_drv_ret(cudaHostGetFlags(flags, p), last);
 }
 
 static CUresult sim_drv_mem_host_alloc(void **pp, size_t n, unsigned int flags)
@@ -546,6 +608,7 @@ static const struct { const char *name; unsigned since; void *fn; } sim_drv_tab[
 	{ "cuCtxGetDevice", 2000, (void *)sim_drv_ctx_get_device },
 	{ "cuMemHostRegister", 6050, (void *)sim_drv_mem_host_register },
 	{ "cuMemHostUnregister", 4000, (void *)sim_drv_mem_host_unregister },
+	{ "cuMemHostGetFlags", 2030, (void *)sim_drv_mem_host_get_flags },
 	{ "cuPointerGetAttribute", 4000, (void *)sim_drv_pointer_get_attribute },
 	{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current },
 	{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },

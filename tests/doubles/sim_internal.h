@@ -29,10 +29,19 @@ struct sim_config {
 	int devices;              /* SIM_DEVICES */
 	size_t pinned_limit;      /* SIM_PINNED_LIMIT: cap on live pinned bytes */
 	size_t device_limit;      /* SIM_DEVICE_LIMIT: cap on live device bytes per device */
-	double alloc_us;          /* SIM_ALLOC_US: fixed cost of cudaHostAlloc/cudaHostRegister */
+	double alloc_us;          /* SIM_ALLOC_US: fixed cost of cudaHostAlloc */
 	double alloc_us_per_mb;   /* SIM_ALLOC_US_PER_MB */
-	double free_us;           /* SIM_FREE_US: fixed cost of cudaFreeHost/cudaHostUnregister */
+	double free_us;           /* SIM_FREE_US: fixed cost of cudaFreeHost */
 	double free_us_per_mb;    /* SIM_FREE_US_PER_MB */
+	/* Registration's own costs (sim_mem.c has the H200 rows); the defaults
+	 * keep the H200's ratio to the alloc and free costs above. */
+	double register_us;       /* SIM_REGISTER_US: fixed cost of cudaHostRegister */
+	double register_us_per_mb;   /* SIM_REGISTER_US_PER_MB: per MB already faulted in */
+	double register_fault_us_per_mb; /* per MB the registration faults in itself */
+	double unregister_us;     /* SIM_UNREGISTER_US: fixed cost of cudaHostUnregister */
+	double unregister_us_per_mb; /* SIM_UNREGISTER_US_PER_MB */
+	double fork_us_per_mb;    /* fork() copying registered private memory, 4 KiB pages */
+	double fork_huge_us_per_mb;  /* ... huge pages */
 	double copy_gbps;         /* SIM_COPY_GBPS: copy and memset bandwidth, 0 = instant */
 	double hostfn_us;         /* SIM_HOSTFN_US: duration of a cudaLaunchHostFunc */
 	int pageable_access;      /* SIM_PAGEABLE_ACCESS: SIM_PAGEABLE_* below */
@@ -228,9 +237,24 @@ struct sim_range *sim_mem_find(const void *p);
 void sim_mem_free_device_now(void *p);
 /* Pinned bytes against SIM_PINNED_LIMIT (false: over it); caller holds sim_mu. */
 bool sim_mem_reserve_pinned(size_t size);
+/* The ranges of type t, a malloc'd array (NULL, *n = 0: none or no
+ * memory); takes sim_mu. */
+struct sim_span { uintptr_t base; size_t size; };
+struct sim_span *sim_mem_spans(enum sim_mem_type t, size_t *n);
 /* Record / forget a range of memory made elsewhere (pools, VMM); take sim_mu. */
 bool sim_mem_add(uintptr_t base, size_t size, enum sim_mem_type t, int dev, uintptr_t owner);
 void sim_mem_del(uintptr_t base, enum sim_mem_type t);
+
+/* The driver's cuPointerGetAttribute(attr) of pinned or registered memory,
+ * as a CUresult; -1: other memory or an attribute not modelled.
+ * primary_ctx: the context of a range made with none recorded (the runtime
+ * double's primary contexts), or NULL.  Takes sim_mu. */
+int sim_mem_host_attribute(void *data, int attr, uintptr_t ptr, void *(*primary_ctx)(int dev));
+
+/* ---- fork (sim_fork.c): what the H200 charges a fork() for the
+ * registered private memory it copies, in microseconds, counted in
+ * sim_ctr (takes sim_mu; for the parent's prepare handler). */
+double sim_fork_copy_us(void);
 
 /* ---- memory pools (sim_pool.c) */
 /* The pool cudaMallocAsync allocates from when it is a host pool

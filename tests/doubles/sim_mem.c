@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <cuda.h>
 #include "sim_internal.h"
 
 /* Sorted by base; under sim_mu. */
@@ -92,26 +93,36 @@ static struct sim_range *find_base(const void *p, enum sim_mem_type t)
 	return r && r->base == (uintptr_t)p && r->type == t ? r : NULL;
 }
 
-static void *map(size_t size)
+/* Pinned host memory is shared with a fork() child, as cudaHostAlloc's is
+ * on the H200 (dev/probe/fastalloc2.cu: the child reads the block and sees
+ * the parent's writes made after the fork; the fork costs 1.25-1.48 ms
+ * whatever the size).  Device memory stays private: a child can make no
+ * CUDA call (3), and on the H200 a device address is no host memory at all,
+ * which neither mapping models; private keeps its pages out of shmem. */
+static void *map(size_t size, int share)
 {
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, share | MAP_ANONYMOUS, -1, 0);
 
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* Is all of [p, p+size) mapped?  Registering unmapped memory fails (measured). */
-static bool mapped(const void *p, size_t size)
+/* Is all of [p, p+size) mapped?  Registering unmapped memory fails (measured).
+ * *resident: the bytes of its pages already faulted in. */
+static bool mapped(const void *p, size_t size, size_t *resident)
 {
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t b = (uintptr_t)p & ~(pg - 1), e = ((uintptr_t)p + size + pg - 1) & ~(pg - 1);
 	unsigned char v[64];
 
+	*resident = 0;
 	/* mincore fails with ENOMEM on any unmapped page; probe in chunks. */
 	for (; b < e; b += sizeof v * pg) {
 		size_t len = e - b < sizeof v * pg ? e - b : sizeof v * pg;
 
 		if (mincore((void *)b, len, v) != 0)
 			return false;
+		for (size_t i = 0; i < (len + pg - 1) / pg; i++)
+			*resident += (v[i] & 1) * pg;
 	}
 	return true;
 }
@@ -130,6 +141,29 @@ bool sim_mem_reserve_pinned(size_t size)
 	if (sim_ctr.live_pinned_bytes > sim_ctr.peak_pinned_bytes)
 		sim_ctr.peak_pinned_bytes = sim_ctr.live_pinned_bytes;
 	return true;
+}
+
+/* Pinned memory is resident: cudaHostAlloc faults its pages in, and so
+ * does a registration (the H200's register of memory not yet faulted in
+ * costs the faulting rate), so a later registration of the same pages
+ * costs the pre-faulted rate, as on the H200.  Returns the microseconds
+ * the faulting took here, which count towards the modelled cost. */
+static double populate(void *ptr, size_t size, unsigned flags)
+{
+	double t0 = sim_now_ms();
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t b = (uintptr_t)ptr & ~(pg - 1), e = ((uintptr_t)ptr + size + pg - 1) & ~(pg - 1);
+
+	/* Not I/O memory (no pages to fault); a failure leaves the pages as
+	 * they were, which only changes the cost of a later registration. */
+	if (!(flags & cudaHostRegisterIoMemory))
+		(void)madvise((void *)b, e - b,
+			      flags & cudaHostRegisterReadOnly ? MADV_POPULATE_READ : MADV_POPULATE_WRITE);
+#else
+	(void)ptr, (void)size, (void)flags;
+#endif
+	return (sim_now_ms() - t0) * 1e3;
 }
 
 /* ---- pinned allocations: they cost time in proportion to size and do not
@@ -172,7 +206,7 @@ static cudaError_t host_alloc(void **p, size_t size, unsigned flags)
 		e = cudaErrorMemoryAllocation;
 		goto fail;
 	}
-	m = map(size);
+	m = map(size, MAP_SHARED);
 	pthread_mutex_lock(&sim_mu);
 	if (m) {
 		struct sim_range r = { (uintptr_t)m, size, MT_HOST_ALLOC, flags, sim_current_device(), sim_tls_owner };
@@ -194,7 +228,7 @@ static cudaError_t host_alloc(void **p, size_t size, unsigned flags)
 		e = cudaErrorMemoryAllocation;
 		goto fail;
 	}
-	sim_sleep_us(cost_us(sim_cfg.alloc_us, sim_cfg.alloc_us_per_mb, size));
+	sim_sleep_us(cost_us(sim_cfg.alloc_us, sim_cfg.alloc_us_per_mb, size) - populate(m, size, 0));
 	*p = m;
 	return cudaSuccess;
 fail:
@@ -281,7 +315,11 @@ void sim_mem_drop_owner(uintptr_t owner)
 	pthread_mutex_unlock(&sim_mu);
 }
 
-/* ---- registered memory */
+/* ---- registered memory: its own costs (sim_cudart.c, read_register_costs,
+ * has the H200 rows).  Pages already faulted in cost the pre-faulted rate,
+ * the others the rate of a registration that faults them itself; mincore
+ * tells them apart.  Not told apart: private huge pages, which registered
+ * at about half the rate of 4 KiB pages (telling them needs smaps). */
 
 SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
@@ -289,11 +327,14 @@ SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 			       cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
 	cudaError_t e = sim_enter();
 	struct sim_range *o;
+	size_t resident = 0;
+	double us;
 
 	if (e)
 		return sim_ret(e);
-	if (!ptr || !size || (flags & ~valid) || !mapped(ptr, size))
+	if (!ptr || !size || (flags & ~valid) || !mapped(ptr, size, &resident))
 		return sim_ret(cudaErrorInvalidValue);
+	resident = resident < size ? resident : size;   /* whole pages counted */
 	pthread_mutex_lock(&sim_mu);
 	o = overlapping((uintptr_t)ptr, size);
 	if (o)
@@ -301,7 +342,7 @@ SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 	else if (!sim_mem_reserve_pinned(size))
 		e = cudaErrorMemoryAllocation;
 	else {
-		struct sim_range r = { (uintptr_t)ptr, size, MT_REGISTERED, flags, sim_current_device(), 0 };
+		struct sim_range r = { (uintptr_t)ptr, size, MT_REGISTERED, flags, sim_current_device(), sim_tls_owner };
 
 		if (insert(&r)) {
 			sim_ctr.host_registers++;
@@ -313,7 +354,9 @@ SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 	pthread_mutex_unlock(&sim_mu);
 	if (e)
 		return sim_ret(e);
-	sim_sleep_us(cost_us(sim_cfg.alloc_us, sim_cfg.alloc_us_per_mb, size));
+	us = cost_us(sim_cfg.register_us, sim_cfg.register_us_per_mb, resident) +
+	     cost_us(0, sim_cfg.register_fault_us_per_mb, size - resident);
+	sim_sleep_us(us - populate(ptr, size, flags));
 	return cudaSuccess;
 }
 
@@ -348,7 +391,7 @@ SIM_API cudaError_t cudaHostUnregister(void *ptr)
 	pthread_mutex_unlock(&sim_mu);
 	if (!size)
 		return sim_ret(cudaErrorHostMemoryNotRegistered);
-	sim_sleep_us(cost_us(sim_cfg.free_us, sim_cfg.free_us_per_mb, size));
+	sim_sleep_us(cost_us(sim_cfg.unregister_us, sim_cfg.unregister_us_per_mb, size));
 	return cudaSuccess;
 }
 
@@ -429,6 +472,59 @@ SIM_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attri
 	return cudaSuccess;
 }
 
+/* The driver's cuPointerGetAttribute of pinned or registered memory: both
+ * kinds answered alike on the H200 (docs/runtime-facts.md, "A cudaHostAlloc
+ * block against a registered huge-page block": range start and size the
+ * block's, memory type host, mapped 1, managed, legacy IPC and sync memops
+ * 0, the host and device pointers the address, the device ordinal, the
+ * context it was made in).  The booleans are written as unsigned int, as
+ * the probe read them.  Other memory or attributes: -1, the caller's answer
+ * stands (not measured). */
+int sim_mem_host_attribute(void *data, int attr, uintptr_t ptr, void *(*primary_ctx)(int dev))
+{
+	struct sim_range *r, c;
+
+	pthread_mutex_lock(&sim_mu);
+	r = sim_mem_find((const void *)ptr);
+	if (r)
+		c = *r;
+	pthread_mutex_unlock(&sim_mu);
+	if (!r || (c.type != MT_HOST_ALLOC && c.type != MT_REGISTERED))
+		return -1;
+	if (!data)
+		return CUDA_ERROR_INVALID_VALUE;   /* assumed */
+	switch (attr) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(void **)data = c.owner ? (void *)c.owner : primary_ctx ? primary_ctx(c.dev) : NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = CU_MEMORYTYPE_HOST;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER ? (CUdeviceptr)ptr : (CUdeviceptr)c.base;
+		break;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		*(void **)data = (void *)ptr;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = c.size;
+		break;
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+		*(unsigned int *)data = attr == CU_POINTER_ATTRIBUTE_MAPPED;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = c.dev;
+		break;
+	default:
+		return -1;
+	}
+	return CUDA_SUCCESS;
+}
+
 /* ---- device memory: a separate set of mappings, typed so that copies and
  * cudaPointerGetAttributes know it is device memory */
 
@@ -454,7 +550,7 @@ static cudaError_t device_alloc(void **p, size_t size)
 	pthread_mutex_unlock(&sim_mu);
 	if (!ok)
 		return sim_ret(cudaErrorMemoryAllocation);
-	m = map(size);
+	m = map(size, MAP_PRIVATE);
 	pthread_mutex_lock(&sim_mu);
 	if (m) {
 		struct sim_range r = { (uintptr_t)m, size, MT_DEVICE, 0, dev, 0 };
@@ -497,6 +593,25 @@ SIM_API cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_
 	void *hp = sim_pool_async_redirect();
 
 	return hp ? cudaMallocFromPoolAsync(devPtr, size, (cudaMemPool_t)hp, hStream) : device_alloc(devPtr, size);
+}
+
+struct sim_span *sim_mem_spans(enum sim_mem_type t, size_t *n)
+{
+	struct sim_span *sp = NULL;
+	size_t k = 0;
+
+	pthread_mutex_lock(&sim_mu);
+	for (size_t i = 0; i < nranges; i++)
+		k += ranges[i].type == t;
+	if (k && (sp = malloc(k * sizeof *sp)) != NULL) {
+		k = 0;
+		for (size_t i = 0; i < nranges; i++)
+			if (ranges[i].type == t)
+				sp[k++] = (struct sim_span){ ranges[i].base, ranges[i].size };
+	}
+	pthread_mutex_unlock(&sim_mu);
+	*n = sp ? k : 0;
+	return sp;
 }
 
 bool sim_mem_add(uintptr_t base, size_t size, enum sim_mem_type t, int dev, uintptr_t owner)

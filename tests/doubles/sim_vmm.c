@@ -93,8 +93,15 @@ API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, CUstream s)
 API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return drv(cudaFreeAsync((void *)p, (cudaStream_t)s)); }
 API CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return drv(cudaFreeAsync_ptsz((void *)p, (cudaStream_t)s)); }
 
+/* Pinned and registered memory as measured (sim_mem.c: the context is the
+ * one current at the allocation, which the driver double records);
+ * otherwise the pool handle only. */
 API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
 {
+	int rc = sim_mem_host_attribute(data, (int)attr, (uintptr_t)ptr, NULL);
+
+	if (rc >= 0)
+		return (CUresult)rc;
 	if (attr != CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
 		return CUDA_ERROR_INVALID_VALUE;
 	return (CUresult)sim_pool_of((void **)data, (uintptr_t)ptr);
