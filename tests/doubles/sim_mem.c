@@ -373,8 +373,11 @@ SIM_API cudaError_t cudaHostUnregister(void *ptr)
 		return sim_ret(cudaErrorInvalidValue);
 	pthread_mutex_lock(&sim_mu);
 	r = sim_mem_find(ptr);
-	/* Measured: an interior pointer is invalid, an unknown one not registered. */
-	e = !r || r->type != MT_REGISTERED ? cudaErrorHostMemoryNotRegistered
+	/* Measured: an interior pointer is invalid, an unknown one not registered;
+	 * a cudaHostAlloc block, base or interior, invalid (H200, tests/gpu
+	 * gpu_errors and tests/sim/fastobs, docs/runs.md run 58). */
+	e = r && r->type == MT_HOST_ALLOC ? cudaErrorInvalidValue
+		: !r || r->type != MT_REGISTERED ? cudaErrorHostMemoryNotRegistered
 		: r->base != (uintptr_t)ptr ? cudaErrorInvalidValue : cudaSuccess;
 	pthread_mutex_unlock(&sim_mu);
 	if (e)
