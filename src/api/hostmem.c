@@ -281,6 +281,42 @@ cudaError_t pc_host_get_device_pointer(void **pdev, void *p, unsigned int flags)
     return (cudaError_t)pc_dev_ptr(&pc_flavour_rt, pdev, p, flags);
 }
 
+/* MAPPING_SIZE: the driver maps a cudaHostAlloc block in 2 MiB units and
+ * answers its size rounded up to them (H200, tests/sim/fastobs, run 58: 2
+ * MiB for 48 and 64 KiB blocks, 4 MiB for 3 MiB, 64 MiB for 64 MiB); a fast
+ * block's registration answers its own size. */
+static void pc_fast_mapping_size(CUpointer_attribute attr, void *data, CUdeviceptr ptr)
+{
+    size_t size;
+
+    if (attr == CU_POINTER_ATTRIBUTE_MAPPING_SIZE && data && pc_fast_size((const void *)(uintptr_t)ptr, &size))
+        *(size_t *)data = (size + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+}
+
+CUresult pc_drv_pointer_get_attribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
+{
+    CUresult r;
+
+    if (pc_is_idle_block((const void *)(uintptr_t)ptr))
+        return PC_CALL_DRV(cuPointerGetAttribute, data, attr, (CUdeviceptr)(uintptr_t)pc_foreign_anchor);
+    r = PC_CALL_DRV(cuPointerGetAttribute, data, attr, ptr);
+    if (r == CUDA_SUCCESS)
+        pc_fast_mapping_size(attr, data, ptr);
+    return r;
+}
+
+CUresult pc_drv_pointer_get_attributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr)
+{
+    CUresult r;
+
+    if (pc_is_idle_block((const void *)(uintptr_t)ptr))
+        return PC_CALL_DRV(cuPointerGetAttributes, n, attrs, data, (CUdeviceptr)(uintptr_t)pc_foreign_anchor);
+    r = PC_CALL_DRV(cuPointerGetAttributes, n, attrs, data, ptr);
+    for (unsigned int i = 0; r == CUDA_SUCCESS && attrs && data && i < n; i++)
+        pc_fast_mapping_size(attrs[i], data[i], ptr);
+    return r;
+}
+
 cudaError_t pc_pointer_get_attributes(struct cudaPointerAttributes *a, const void *p)
 {
     cudaError_t err;

@@ -18,6 +18,11 @@ cudaError_t pc_pointer_get_attributes(struct cudaPointerAttributes *a, const voi
 CUresult pc_drv_host_alloc(void **pp, size_t size, unsigned int flags, int alloc_host);
 CUresult pc_drv_free_host(void *p);
 CUresult pc_drv_host_get_flags(unsigned int *flags, void *p);
+/* The driver's pointer attributes: the real answers, but a block the
+ * program freed looks foreign, and a fast block's MAPPING_SIZE is what the
+ * driver answers for a cudaHostAlloc block of its size. */
+CUresult pc_drv_pointer_get_attribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr);
+CUresult pc_drv_pointer_get_attributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr);
 CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags);
 
 #endif

@@ -43,6 +43,16 @@ PC_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdev, void *p, unsi
     PC_FORWARD_DRV(cuMemHostGetDevicePointer_v2, pc_drv_host_get_device_pointer(pdev, p, flags), pdev, p, flags);
 }
 
+PC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
+{
+    PC_FORWARD_DRV(cuPointerGetAttribute, pc_drv_pointer_get_attribute(data, attr, ptr), data, attr, ptr);
+}
+
+PC_EXPORT CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr)
+{
+    PC_FORWARD_DRV(cuPointerGetAttributes, pc_drv_pointer_get_attributes(n, attrs, data, ptr), n, attrs, data, ptr);
+}
+
 PC_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
 {
     PC_DRV_TIMED(PC_API_host_register, n, p, cuMemHostRegister_v2, pc_drv_host_register(p, n, flags), p, n, flags);

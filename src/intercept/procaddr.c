@@ -69,6 +69,8 @@ static const struct pc_gpa pc_gpa_tab[] = {
     { "cuMemHostGetFlags", 2030, INT_MAX, 0, (void *)cuMemHostGetFlags },
     { "cuMemHostRegister", 6050, INT_MAX, 0, (void *)cuMemHostRegister_v2 },
     { "cuMemHostUnregister", 4000, INT_MAX, 0, (void *)cuMemHostUnregister },
+    { "cuPointerGetAttribute", 4000, INT_MAX, 0, (void *)cuPointerGetAttribute },
+    { "cuPointerGetAttributes", 7000, INT_MAX, 0, (void *)cuPointerGetAttributes },
     { "cuMemMap", 10020, INT_MAX, 0, (void *)cuMemMap },
     { "cuMemPoolCreate", 11020, INT_MAX, 0, (void *)cuMemPoolCreate },
     { "cuMemPoolDestroy", 11020, INT_MAX, 0, (void *)cuMemPoolDestroy },

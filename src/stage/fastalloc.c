@@ -106,7 +106,8 @@ static void pc_fast_take(size_t i, struct pc_fast *out)
     pc_fast_n--;
 }
 
-int pc_fast_contains(const void *p)
+/* The entry containing p, copied into *out: 1, or 0. */
+static int pc_fast_find(const void *p, struct pc_fast *out)
 {
     size_t i;
     int in = 0;
@@ -115,10 +116,21 @@ int pc_fast_contains(const void *p)
         return 0;
     pthread_mutex_lock(&pc_fast_lock);
     i = pc_fast_upper(p);
-    if (i > 0 && (uintptr_t)p - (uintptr_t)pc_fast_tab[i - 1].base < pc_fast_tab[i - 1].size)
-        in = pc_fast_tab[i - 1].base == (const char *)p ? 2 : 1;
+    if (i > 0 && (uintptr_t)p - (uintptr_t)pc_fast_tab[i - 1].base < pc_fast_tab[i - 1].size) {
+        *out = pc_fast_tab[i - 1];
+        in = 1;
+    }
     pthread_mutex_unlock(&pc_fast_lock);
     return in;
+}
+
+int pc_fast_contains(const void *p)
+{
+    struct pc_fast f;
+
+    if (!pc_fast_find(p, &f))
+        return 0;
+    return f.base == (const char *)p ? 2 : 1;
 }
 
 /* ---- making one */
@@ -128,8 +140,7 @@ int pc_fast_contains(const void *p)
  * run 58), 0 faulted in by MADV_POPULATE_WRITE alone (133-168 ms): the test
  * option PINCACHE_TEST_FAST_POPULATE measures the two side by side. */
 
-/* The copy threads' runner (stage.h's pc_stage_parallel), handed down by
- * init.c: the ring, which makes fast blocks, sits below it. */
+/* The copy threads' runner (pc_stage_parallel), handed down by init.c. */
 static void (*pc_fast_runner)(void (*)(void *, uint64_t), void *, uint64_t, int);
 
 void pc_fast_set_runner(void (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held))
@@ -262,17 +273,23 @@ static int pc_fast_context_ok(int dev)
     return __atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE) != NULL;
 }
 
+int pc_fast_size(const void *p, size_t *size)
+{
+    struct pc_fast f;
+
+    if (!pc_fast_find(p, &f))
+        return 0;
+    *size = f.size;
+    return 1;
+}
+
 void *pc_fast_witness(const void *p)
 {
-    void *w = NULL;
-    size_t i;
+    struct pc_fast f;
 
-    pthread_mutex_lock(&pc_fast_lock);
-    i = pc_fast_upper(p);
-    if (i > 0 && (uintptr_t)p - (uintptr_t)pc_fast_tab[i - 1].base < pc_fast_tab[i - 1].size)
-        w = pc_fast_witness_tab[pc_fast_tab[i - 1].dev];
-    pthread_mutex_unlock(&pc_fast_lock);
-    return w;
+    if (!pc_fast_find(p, &f))
+        return NULL;
+    return __atomic_load_n(&pc_fast_witness_tab[f.dev], __ATOMIC_ACQUIRE);
 }
 
 void pc_fast_witness_gone(void *w)

@@ -30,6 +30,9 @@ int pc_fast_release(void *p);
  * cudaHostAlloc block. */
 int pc_fast_contains(const void *p);
 
+/* The size of the fast block containing p: 1 and *size, or 0. */
+int pc_fast_size(const void *p, size_t *size);
+
 /* The witness of the fast block containing p (a real cudaHostAlloc block
  * of its device, fastalloc.c), or NULL; and replace one the runtime freed. */
 void *pc_fast_witness(const void *p);

@@ -513,6 +513,12 @@ int sim_mem_host_attribute(void *data, int attr, uintptr_t ptr, void *(*primary_
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
 		*(size_t *)data = c.size;
 		break;
+	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+		/* H200 (tests/sim/fastobs, docs/runs.md run 58): a cudaHostAlloc
+		 * block's mapping is its size rounded up to 2 MiB; a registered
+		 * range's, its own size. */
+		*(size_t *)data = c.type == MT_HOST_ALLOC ? (c.size + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1) : c.size;
+		break;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
