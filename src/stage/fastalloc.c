@@ -41,7 +41,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23          /* Linux 5.14 */
 #endif
-#define PC_FAST_ALIGN (2u << 20)        /* large blocks on huge-page boundaries */
 #define PC_FAST_CHUNK_MIN (64u << 10)   /* no chunk smaller: its mapping would cost more than its faults */
 #define PC_FAST_PARALLEL_MIN (256u << 10) /* smaller blocks are faulted by the caller alone */
 /* cudaHostAlloc's cost on the H200, for the saved-time estimate: 0.53 ms up
@@ -205,23 +204,6 @@ static void pc_fast_chunk(void *arg, uint64_t i)
         __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
 }
 
-/* Reserve size bytes of address space on a huge-page boundary. */
-static char *pc_fast_reserve(size_t size, int prot, int flags)
-{
-    size_t extra = size >= PC_FAST_ALIGN ? PC_FAST_ALIGN : 0;
-    char *m = mmap(NULL, size + extra, prot, flags | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), *p;
-
-    if (m == MAP_FAILED)
-        return NULL;
-    p = (char *)(((uintptr_t)m + extra - 1) & ~(uintptr_t)(extra ? extra - 1 : 0));
-    if (!extra)
-        return m;
-    if (p > m)
-        munmap(m, (size_t)(p - m));
-    if (m + size + extra > p + size)
-        munmap(p + size, (size_t)(m + size + extra - (p + size)));
-    return p;
-}
 
 /* The driver calls used here: from libcuda, or where the process has none
  * loaded (the simulated device) through the runtime (pc_real_drv_entry).
@@ -315,7 +297,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
 {
     struct pc_fast_job j;
     unsigned rflags = 0;
-    uint64_t t0, dt, real;
+    uint64_t t0, t1, t2, t3, dt, real;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), nchunk;
     unsigned threads;
     int mode = pc_opt.fast_alloc;
@@ -379,6 +361,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
             (void)madvise(j.base, size, MADV_HUGEPAGE);
         }
     }
+    t1 = pc_now_ns();
     if (!j.failed) {
         if (nchunk > 1 && pc_fast_runner) {
             pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held);
@@ -402,7 +385,9 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         rflags |= CU_MEMHOSTREGISTER_PORTABLE;
     if (flags & cudaHostAllocMapped)
         rflags |= CU_MEMHOSTREGISTER_DEVICEMAP;
+    t2 = pc_now_ns();
     r = D.reg(j.base, size, rflags);
+    t3 = pc_now_ns();
     if (r != CUDA_SUCCESS) {
         munmap(j.base, size);
         goto fail;
@@ -417,6 +402,9 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     PC_STAT_INC(fast_alloc_calls);
     PC_STAT_ADD(fast_alloc_bytes, size);
     PC_STAT_ADD(fast_alloc_ns, dt);
+    PC_STAT_ADD(fast_alloc_map_ns, t1 - t0);
+    PC_STAT_ADD(fast_alloc_fault_ns, t2 - t1);
+    PC_STAT_ADD(fast_alloc_register_ns, t3 - t2);
     if (real > dt)
         PC_STAT_ADD(fast_alloc_saved_ns, real - dt);
     *out = j.base;

@@ -141,6 +141,24 @@ void pc_fast_unmap(char *base, size_t size)
     munmap(base, size);
 }
 
+/* Reserve size bytes of address space on a huge-page boundary. */
+char *pc_fast_reserve(size_t size, int prot, int flags)
+{
+    size_t extra = size >= (2u << 20) ? (2u << 20) : 0;
+    char *m = mmap(NULL, size + extra, prot, flags | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), *p;
+
+    if (m == MAP_FAILED)
+        return NULL;
+    p = (char *)(((uintptr_t)m + extra - 1) & ~(uintptr_t)(extra ? extra - 1 : 0));
+    if (!extra)
+        return m;
+    if (p > m)
+        munmap(m, (size_t)(p - m));
+    if (m + size + extra > p + size)
+        munmap(p + size, (size_t)(m + size + extra - (p + size)));
+    return p;
+}
+
 void pc_fast_unmap_after_fork_child(void)
 {
     /* No reaper here; what the parent queued is the parent's to unmap. */

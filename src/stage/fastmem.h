@@ -8,6 +8,9 @@
 int pc_fast_node(int dev);
 /* Prefer node for [p, p+n) (nothing when node < 0). */
 void pc_fast_bind(char *p, size_t n, int node);
+/* size bytes of address space (mmap prot, flags | MAP_ANONYMOUS |
+ * MAP_NORESERVE), on a 2 MiB boundary from 2 MiB on; NULL if none. */
+char *pc_fast_reserve(size_t size, int prot, int flags);
 /* munmap(base, size), soon, on the reaper thread (at once if it cannot run). */
 void pc_fast_unmap(char *base, size_t size);
 /* In a fork child: no reaper, nothing queued. */
