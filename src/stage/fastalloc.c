@@ -354,7 +354,8 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         for (size_t i = 0; j.shared && i < nchunk; i++) {
             len = pc_fast_chunk_len(&j, i, &off);
             pc_fast_bind(j.base + off, len, j.node);
-            (void)madvise(j.base + off, len, MADV_HUGEPAGE);   /* where the host gives shared memory huge pages */
+            if (pc_fast_shmem_thp())   /* only where the host gives shared memory huge pages */
+                (void)madvise(j.base + off, len, MADV_HUGEPAGE);
         }
         if (!j.shared) {
             pc_fast_bind(j.base, size, j.node);

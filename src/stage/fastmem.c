@@ -159,6 +159,26 @@ char *pc_fast_reserve(size_t size, int prot, int flags)
     return p;
 }
 
+int pc_fast_shmem_thp(void)
+{
+    static int thp = -1;
+    int v = __atomic_load_n(&thp, __ATOMIC_RELAXED);
+
+    if (v < 0) {
+        char buf[128] = "";
+        FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "re");
+        if (f) {
+            if (!fgets(buf, sizeof buf, f))
+                buf[0] = 0;
+            fclose(f);
+        }
+        /* The bracketed word is the setting: "[never]" and "[deny]" give none. */
+        v = buf[0] && !strstr(buf, "[never]") && !strstr(buf, "[deny]");
+        __atomic_store_n(&thp, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 void pc_fast_unmap_after_fork_child(void)
 {
     /* No reaper here; what the parent queued is the parent's to unmap. */

@@ -11,6 +11,9 @@ void pc_fast_bind(char *p, size_t n, int node);
 /* size bytes of address space (mmap prot, flags | MAP_ANONYMOUS |
  * MAP_NORESERVE), on a 2 MiB boundary from 2 MiB on; NULL if none. */
 char *pc_fast_reserve(size_t size, int prot, int flags);
+/* Does the host give shared memory huge pages when advised (the
+ * transparent_hugepage shmem_enabled setting not never or deny)? */
+int pc_fast_shmem_thp(void);
 /* munmap(base, size), soon, on the reaper thread (at once if it cannot run). */
 void pc_fast_unmap(char *base, size_t size);
 /* In a fork child: no reaper, nothing queued. */
