@@ -305,6 +305,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
 
     if (mode == PC_FAST_ALLOC_OFF || pc_state.forked_child || (flags & cudaHostAllocWriteCombined) ||
         (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped)) || size == 0 || size % page ||
+        size < pc_opt.fast_alloc_min ||
         !pc_fast_context_ok(dev))
         return -1;
     t0 = pc_now_ns();

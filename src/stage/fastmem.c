@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "stage/fastmem.h"
 #include "real/real.h"
+#include "util/parse.h"
 
 /* ---- placement: the GPU's NUMA node, where the host has more than one */
 
@@ -27,19 +28,7 @@ static int pc_fast_count_nodes(void)
             buf[0] = 0;
         fclose(f);
     }
-    /* "0", "0-1", "0-3,8-11": count every node named. */
-    for (char *s = buf; *s;) {
-        char *e;
-        long a = strtol(s, &e, 10), b = a;
-        if (e == s)
-            break;
-        if (*e == '-')
-            b = strtol(e + 1, &e, 10);
-        n += b >= a ? (int)(b - a + 1) : 1;
-        s = *e == ',' ? e + 1 : e;
-        if (*s == '\n')
-            break;
-    }
+    n = pc_parse_count_list(buf);
     return n > 0 ? n : 1;
 }
 

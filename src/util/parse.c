@@ -115,3 +115,26 @@ int pc_format_size(char *buf, unsigned long n, size_t v)
         return pc_fmt(buf, n, "%zu", v);
     return pc_fmt(buf, n, "%zu%c", v, units[u]);
 }
+
+int pc_parse_count_list(const char *s)
+{
+    int n = 0;
+
+    while (s && *s && *s != '\n') {
+        char *e;
+        long a = strtol(s, &e, 10), b = a;
+        if (e == s || a < 0)
+            return 0;
+        if (*e == '-') {
+            const char *f = e + 1;
+            b = strtol(f, &e, 10);
+            if (e == f || b < a)
+                return 0;
+        }
+        n += (int)(b - a + 1);
+        if (*e != ',' && *e != '\n' && *e != '\0')
+            return 0;
+        s = *e == ',' ? e + 1 : e;
+    }
+    return n;
+}

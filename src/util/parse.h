@@ -14,6 +14,10 @@ int pc_parse_enum(const char *s, const char *choices, int *out);
 /* Decimal long with an optional sign; rejects overflow and trailing junk. */
 int pc_parse_int(const char *s, long *out);
 
+/* How many numbers a Linux list names ("0", "0-1", "0-3,8-11\n": the
+ * format of /sys/devices/system/node/online); 0 for an empty or bad one. */
+int pc_parse_count_list(const char *s);
+
 /* A size as PINCACHE_MAX_CACHED would take it, in the largest unit that is
  * exact ("4G", "1536M", "1000").  snprintf-like return. */
 int pc_format_size(char *buf, unsigned long n, size_t v);

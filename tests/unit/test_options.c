@@ -158,6 +158,20 @@ static void test_paths(void)
     init_captured();
 }
 
+/* The node list fast blocks read (stage/fastmem.c): placement happens only
+ * with two nodes or more, so a miscount would bind memory on one-node
+ * hosts or never on others. */
+static void test_count_list(void)
+{
+    ok(pc_parse_count_list("0\n") == 1, "node list \"0\": 1");
+    ok(pc_parse_count_list("0-1\n") == 2, "node list \"0-1\": 2");
+    ok(pc_parse_count_list("0-3,8-11") == 8, "node list \"0-3,8-11\": 8");
+    ok(pc_parse_count_list("0,2,4\n") == 3, "node list \"0,2,4\": 3");
+    ok(pc_parse_count_list("") == 0, "empty node list: 0");
+    ok(pc_parse_count_list("3-1") == 0, "backwards range: 0");
+    ok(pc_parse_count_list("x") == 0, "junk: 0");
+}
+
 static void test_format_size(void)
 {
     char b[32];
@@ -524,6 +538,7 @@ int main(void)
     test_choices();
     test_paths();
     test_format_size();
+    test_count_list();
     test_defaults();
     test_env_values();
     test_bad_values();
