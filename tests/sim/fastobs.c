@@ -211,6 +211,10 @@ enum shape {
 	NUM,      /* an integer */
 	ORDINAL,  /* a signed int */
 	ADDR,     /* an address: an offset from the block's base */
+	MAPBASE,  /* the driver's mapping: whether it holds the block, not where
+		   * it starts (the driver packs small cudaHostAlloc blocks into
+		   * shared 2 MiB mappings, so the start depends on what was
+		   * allocated before: H200, docs/runs.md run 58) */
 	SAME,     /* an address: same as the pointer asked about, other, null */
 	CTX,      /* the current context, another, null */
 	ID,       /* zero or not, and whether it is the base's */
@@ -240,7 +244,7 @@ static const struct attr {
 	{ CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, "ACCESS_FLAGS", NUM },
 	{ CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, "MEMPOOL_HANDLE", HANDLE },
 	{ CU_POINTER_ATTRIBUTE_MAPPING_SIZE, "MAPPING_SIZE", NUM },
-	{ CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, "MAPPING_BASE_ADDR", ADDR },
+	{ CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, "MAPPING_BASE_ADDR", MAPBASE },
 	{ CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, "MEMORY_BLOCK_ID", ID },
 	{ CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE, "IS_HW_DECOMPRESS_CAPABLE", NUM },
 	/* Last: documented to set SYNC_MEMOPS as a side effect (cuda.h). */
@@ -282,6 +286,10 @@ static void show_value(char *buf, size_t len, size_t k, const union value *v, un
 			snprintf(buf, len, "base+%llu", u - (uintptr_t)p);
 		else
 			snprintf(buf, len, "outside");
+		break;
+	case MAPBASE:
+		snprintf(buf, len, "%s", u && u <= (uintptr_t)p && (uintptr_t)p - u < (2u << 20) ? "holds the block"
+					 : u ? "elsewhere" : "null");
 		break;
 	case SAME:
 		snprintf(buf, len, "%s", same((uintptr_t)u, q));
