@@ -43,6 +43,11 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
     int quiet = 0, err;
     uint64_t t0;
 
+    /* The retry after the pool trimmed for memory: the fast blocks it
+     * released must be unmapped (the reaper does that) before the memory
+     * is there again. */
+    if (c && c->attempts > 0)
+        pc_fast_drain();
     /* A fast block first (PINCACHE_FAST_ALLOC): driver calls only, so a
      * failure leaves nothing behind and the real call below is made as if
      * it had not been tried. */

@@ -142,22 +142,21 @@ static int pc_free_passthrough(const struct pc_flavour *fl, void *p)
 
 enum pc_free_how { PC_FREE_CACHED, PC_FREE_FOREIGN, PC_FREE_INVALID, PC_FREE_REAL, PC_FREE_FAST };
 
-/* A fast block (stage/fastalloc.h) whose free cannot be fenced: the real
- * free of a cudaHostAlloc block of its device (the witness) gives the
- * program the runtime's answer for this moment: refused by a capture that
- * prohibits it (and the capture invalidated), the sticky error of a broken
- * context, or done (a created context current), in which case the fast
- * block goes too.  Refused, it stays the program's, as a real block would. */
+/* A fast block (stage/fastalloc.h) whose free cannot be kept: no fence (a
+ * capture that prohibits frees, a broken context, a created context), the
+ * cache not caching any more, or a block the pool never knew.  The program
+ * gets what the real free of a cudaHostAlloc block of its device answers
+ * now (pc_fast_free_answer_for): refused by the capture (and the capture
+ * invalidated), the sticky error, or done, in which case the fast block
+ * goes too.  Refused, it stays the program's, as a real block would. */
 static int pc_free_fast(const struct pc_flavour *fl, void *p)
 {
-    void *w = pc_fast_witness(p);
-    int err = fl->free(w);
+    int err = pc_fast_free_answer_for(p, fl->free);
 
     PC_STAT_INC(free_passthrough);
     if (err == 0) {
-        pc_fast_witness_gone(w);
-        if (pc_pool_forget(&pc_cache, p) == 0)
-            pc_fast_release(p);
+        (void)pc_pool_forget(&pc_cache, p);
+        pc_fast_release(p);
     }
     return err;
 }
@@ -186,7 +185,7 @@ static enum pc_free_how pc_take_back(void *p)
      * block goes to the real free, whose sticky error is the answer. */
     if (pc_ctx_created_current() ||
         (pc_opt.test_no_fences ? pc_fence_capturing() == 0 && !pc_fence_context_ok() : pc_fence_record(&seq, &busy) != 0)) {
-        if (pc_fast_witness(p))
+        if (pc_fast_contains(p) == 2)
             return PC_FREE_FAST;
         return pc_pool_forget(&pc_cache, p) == 0 ? PC_FREE_REAL : PC_FREE_INVALID;
     }
@@ -209,7 +208,7 @@ static int pc_free(const struct pc_flavour *fl, void *p)
         return fl->free(p);
     PC_STAT_INC(free_calls);
     if (!pc_caching() || !p)
-        return pc_free_passthrough(fl, p);
+        return p && pc_fast_contains(p) == 2 ? pc_free_fast(fl, p) : pc_free_passthrough(fl, p);
     switch (pc_take_back(p)) {
     case PC_FREE_CACHED:  return 0;
     case PC_FREE_INVALID: return fl->free(pc_foreign_anchor);
@@ -217,7 +216,9 @@ static int pc_free(const struct pc_flavour *fl, void *p)
     case PC_FREE_REAL:    break;
     case PC_FREE_FAST:    return pc_free_fast(fl, p);
     }
-    return pc_free_passthrough(fl, p);
+    /* A fast block the pool never knew (its bookkeeping failed) is never
+     * the runtime's to free. */
+    return pc_fast_contains(p) == 2 ? pc_free_fast(fl, p) : pc_free_passthrough(fl, p);
 }
 
 cudaError_t pc_free_host(void *p)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "stage/fastalloc.h"
 #include "stage/fastmem.h"
+#include "stage/fastdrv.h"
 #include "real/real.h"
 #include "stage/stage_threads.h"
 #include "util/log.h"
@@ -52,7 +53,14 @@ struct pc_fast {
     char *base;
     size_t size;
     int dev;
+    unsigned vmas;                      /* mappings it takes (one per shared chunk) */
 };
+
+/* Each shared chunk is a mapping the kernel cannot merge with its
+ * neighbours, and a process has 65530 by default (vm.max_map_count): fast
+ * blocks take at most this many, then one chunk each, then none. */
+#define PC_FAST_VMA_BUDGET 8192u
+static unsigned pc_fast_vmas;           /* atomic */
 
 /* Sorted by base; changed only when a block is made or released. */
 static pthread_mutex_t pc_fast_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,7 +82,7 @@ static size_t pc_fast_upper(const void *p)
     return lo;
 }
 
-static int pc_fast_add(char *base, size_t size, int dev)
+static int pc_fast_add(char *base, size_t size, int dev, unsigned vmas)
 {
     size_t i;
 
@@ -91,8 +99,8 @@ static int pc_fast_add(char *base, size_t size, int dev)
     }
     i = pc_fast_upper(base);
     memmove(&pc_fast_tab[i + 1], &pc_fast_tab[i], (pc_fast_n - i) * sizeof *pc_fast_tab);
-    pc_fast_tab[i] = (struct pc_fast){ base, size, dev };
-    pc_fast_n++;
+    pc_fast_tab[i] = (struct pc_fast){ base, size, dev, vmas };
+    __atomic_store_n(&pc_fast_n, pc_fast_n + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&pc_fast_lock);
     return 0;
 }
@@ -102,7 +110,7 @@ static void pc_fast_take(size_t i, struct pc_fast *out)
 {
     *out = pc_fast_tab[i];
     memmove(&pc_fast_tab[i], &pc_fast_tab[i + 1], (pc_fast_n - i - 1) * sizeof *pc_fast_tab);
-    pc_fast_n--;
+    __atomic_store_n(&pc_fast_n, pc_fast_n - 1, __ATOMIC_RELAXED);
 }
 
 /* The entry containing p, copied into *out: 1, or 0. */
@@ -140,9 +148,9 @@ int pc_fast_contains(const void *p)
  * option PINCACHE_TEST_FAST_POPULATE measures the two side by side. */
 
 /* The copy threads' runner (pc_stage_parallel), handed down by init.c. */
-static void (*pc_fast_runner)(void (*)(void *, uint64_t), void *, uint64_t, int);
+static int (*pc_fast_runner)(void (*)(void *, uint64_t), void *, uint64_t, int);
 
-void pc_fast_set_runner(void (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held))
+void pc_fast_set_runner(int (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held))
 {
     pc_fast_runner = run;
 }
@@ -205,56 +213,6 @@ static void pc_fast_chunk(void *arg, uint64_t i)
 }
 
 
-/* The driver calls used here: from libcuda, or where the process has none
- * loaded (the simulated device) through the runtime (pc_real_drv_entry).
- * NULL: the fast path is off. */
-static struct {
-    CUresult (*get_current)(CUcontext *);
-    CUresult (*get_device)(CUdevice *);
-    CUresult (*reg)(void *, size_t, unsigned int);
-    CUresult (*unreg)(void *);
-    CUresult (*host_alloc)(void **, size_t, unsigned int);
-} D;
-
-/* Per device, a real 4 KiB cudaHostAlloc block made before its first fast
- * block: where a free of a fast block cannot be kept (no fence: a capture
- * that prohibits frees, a broken context, a created context current), the
- * real cudaFreeHost of this witness gives the program the answer a
- * cudaHostAlloc block would get now, refusals and last error included
- * (hostmem.c).  Made while nothing forbids it; a device reset frees it. */
-#define PC_FAST_NDEV 64
-static void *pc_fast_witness_tab[PC_FAST_NDEV];
-static pthread_once_t pc_fast_once = PTHREAD_ONCE_INIT;
-
-static void pc_fast_resolve(void)
-{
-    D.get_current = pc_real_drv_entry((void *)PC_REAL(cuCtxGetCurrent), "cuCtxGetCurrent", 4000);
-    D.get_device = pc_real_drv_entry((void *)PC_REAL(cuCtxGetDevice), "cuCtxGetDevice", 2000);
-    D.reg = pc_real_drv_entry((void *)PC_REAL(cuMemHostRegister_v2), "cuMemHostRegister", 6050);
-    D.unreg = pc_real_drv_entry((void *)PC_REAL(cuMemHostUnregister), "cuMemHostUnregister", 4000);
-    D.host_alloc = pc_real_drv_entry((void *)PC_REAL(cuMemHostAlloc), "cuMemHostAlloc", 3020);
-}
-
-/* The current context is device dev's primary one (the block's home). */
-static int pc_fast_context_ok(int dev)
-{
-    CUcontext cur = NULL;
-    CUdevice d = -1;
-
-    pthread_once(&pc_fast_once, pc_fast_resolve);
-    if (!(D.get_current && D.get_device && D.reg && D.unreg && D.host_alloc && dev >= 0 && dev < PC_FAST_NDEV &&
-          D.get_current(&cur) == CUDA_SUCCESS && cur && D.get_device(&d) == CUDA_SUCCESS && (int)d == dev))
-        return 0;
-    if (!__atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE)) {
-        void *w = NULL;
-        pthread_mutex_lock(&pc_fast_lock);
-        if (!pc_fast_witness_tab[dev] && D.host_alloc(&w, 4096, 0) == CUDA_SUCCESS)
-            __atomic_store_n(&pc_fast_witness_tab[dev], w, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&pc_fast_lock);
-    }
-    return __atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE) != NULL;
-}
-
 int pc_fast_size(const void *p, size_t *size)
 {
     struct pc_fast f;
@@ -265,32 +223,16 @@ int pc_fast_size(const void *p, size_t *size)
     return 1;
 }
 
-void *pc_fast_witness(const void *p)
+void pc_fast_drain(void)
+{
+    pc_fast_unmap_drain();
+}
+
+int pc_fast_free_answer_for(const void *p, int (*real_free)(void *p))
 {
     struct pc_fast f;
 
-    if (!pc_fast_find(p, &f))
-        return NULL;
-    return __atomic_load_n(&pc_fast_witness_tab[f.dev], __ATOMIC_ACQUIRE);
-}
-
-void pc_fast_witness_gone(void *w)
-{
-    int dev = -1;
-
-    pthread_mutex_lock(&pc_fast_lock);
-    for (int d = 0; d < PC_FAST_NDEV; d++) {
-        if (pc_fast_witness_tab[d] == w) {
-            __atomic_store_n(&pc_fast_witness_tab[d], NULL, __ATOMIC_RELEASE);
-            dev = d;
-        }
-    }
-    pthread_mutex_unlock(&pc_fast_lock);
-    /* A new one at once: the free just allowed (a relaxed capture, a
-     * created context current) allows the allocation too, and the next
-     * unfenced free needs it. */
-    if (dev >= 0)
-        (void)pc_fast_context_ok(dev);
+    return pc_fast_find(p, &f) ? pc_fast_free_answer(f.dev, real_free) : real_free(NULL);
 }
 
 int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring_lock_held)
@@ -299,13 +241,13 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     unsigned rflags = 0;
     uint64_t t0, t1, t2, t3, dt, real;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), nchunk;
-    unsigned threads;
+    unsigned threads, vmas;
     int mode = pc_opt.fast_alloc;
     CUresult r;
 
     if (mode == PC_FAST_ALLOC_OFF || pc_state.forked_child || (flags & cudaHostAllocWriteCombined) ||
         (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped)) || size == 0 || size % page ||
-        size < pc_opt.fast_alloc_min ||
+        size < pc_opt.fast_alloc_min || __atomic_load_n(&pc_fast_vmas, __ATOMIC_RELAXED) >= 2 * PC_FAST_VMA_BUDGET ||
         !pc_fast_context_ok(dev))
         return -1;
     t0 = pc_now_ns();
@@ -329,6 +271,9 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     if (threads > 16)
         threads = 16;
     nchunk = size / PC_FAST_CHUNK_MIN < (size_t)threads ? size / PC_FAST_CHUNK_MIN : (size_t)threads;
+    vmas = __atomic_load_n(&pc_fast_vmas, __ATOMIC_RELAXED);
+    if (j.shared && vmas + nchunk > PC_FAST_VMA_BUDGET)
+        nchunk = 1;
     if (nchunk < 1)
         nchunk = 1;
     j.chunk = ((size / nchunk) + page - 1) & ~(page - 1);
@@ -365,12 +310,11 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     }
     t1 = pc_now_ns();
     if (!j.failed) {
-        if (nchunk > 1 && pc_fast_runner) {
-            pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held);
-        } else {
+        /* The copy threads if they are free (a staged copy running now
+         * has them: no waiting for another thread's copy), else alone. */
+        if (nchunk < 2 || !pc_fast_runner || !pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held))
             for (size_t i = 0; i < nchunk; i++)
                 pc_fast_chunk(&j, i);
-        }
     }
     if (j.fd) {
         for (size_t i = 0; i < nchunk; i++)
@@ -388,17 +332,19 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     if (flags & cudaHostAllocMapped)
         rflags |= CU_MEMHOSTREGISTER_DEVICEMAP;
     t2 = pc_now_ns();
-    r = D.reg(j.base, size, rflags);
+    r = pc_fast_reg(j.base, size, rflags);
     t3 = pc_now_ns();
     if (r != CUDA_SUCCESS) {
         munmap(j.base, size);
         goto fail;
     }
-    if (pc_fast_add(j.base, size, dev) != 0) {
-        D.unreg(j.base);
-        munmap(j.base, size);
+    vmas = j.shared ? (unsigned)nchunk : 1u;
+    if (pc_fast_add(j.base, size, dev, vmas) != 0) {
+        if (pc_fast_unregister(j.base, dev) >= 0)
+            munmap(j.base, size);
         goto fail;
     }
+    __atomic_add_fetch(&pc_fast_vmas, vmas, __ATOMIC_RELAXED);
     dt = pc_now_ns() - t0;
     real = PC_FAST_REAL_FIXED_NS + PC_FAST_REAL_PER_MIB_NS * (uint64_t)size / (1u << 20);
     PC_STAT_INC(fast_alloc_calls);
@@ -424,13 +370,21 @@ fail:
 
 /* ---- releasing */
 
-static void pc_fast_unmake(const struct pc_fast *f)
+/* Unregistered in its primary context, then unmapped off this thread.  A
+ * registration the driver refuses to drop keeps its pages pinned: the
+ * range stays mapped (and lost) rather than handed back to the kernel with
+ * the driver still counting it registered.  lost: its context is gone. */
+static void pc_fast_unmake(const struct pc_fast *f, int lost)
 {
+    static int warned;
     uint64_t t0 = pc_now_ns();
 
-    /* After a device reset the registration is gone already: the driver's
-     * answer does not matter, the mapping goes either way. */
-    (void)D.unreg(f->base);
+    if (!lost && pc_fast_unregister(f->base, f->dev) < 0) {
+        pc_log_once(&warned, PC_LOG_WARN, "a fast pinned block could not be unregistered; its %zu bytes stay mapped",
+                    f->size);
+        return;
+    }
+    __atomic_sub_fetch(&pc_fast_vmas, f->vmas, __ATOMIC_RELAXED);
     pc_fast_unmap(f->base, f->size);
     PC_STAT_INC(fast_free_calls);
     PC_STAT_ADD(fast_free_ns, pc_now_ns() - t0);
@@ -451,14 +405,13 @@ int pc_fast_release(void *p)
     }
     pc_fast_take(i - 1, &f);
     pthread_mutex_unlock(&pc_fast_lock);
-    pc_fast_unmake(&f);
+    pc_fast_unmake(&f, 0);
     return 1;
 }
 
 void pc_fast_forget_device(int dev)
 {
-    if (dev >= 0 && dev < PC_FAST_NDEV)   /* freed with its context */
-        __atomic_store_n(&pc_fast_witness_tab[dev], NULL, __ATOMIC_RELEASE);
+    pc_fast_witness_lost(dev);         /* freed with its context */
     for (;;) {
         struct pc_fast f;
         size_t i;
@@ -475,7 +428,10 @@ void pc_fast_forget_device(int dev)
         pthread_mutex_unlock(&pc_fast_lock);
         if (!found)
             return;
-        pc_fast_unmake(&f);
+        /* The context may still be on its way out (a reset made through
+         * pincache): unregistered if it is there, unmapped either way. */
+        (void)pc_fast_unregister(f.base, f.dev);
+        pc_fast_unmake(&f, 1);
     }
 }
 
@@ -484,7 +440,8 @@ void pc_fast_after_fork_child(void)
     /* The blocks stay mapped in the child (shared) or absent (private): the
      * child's program may read the shared ones; pincache never touches them. */
     pthread_mutex_init(&pc_fast_lock, NULL);
-    pc_fast_n = 0;
+    __atomic_store_n(&pc_fast_n, 0, __ATOMIC_RELAXED);
     pc_fast_unmap_after_fork_child();
-    memset(pc_fast_witness_tab, 0, sizeof pc_fast_witness_tab);
+    pc_fast_drv_after_fork_child();
+    __atomic_store_n(&pc_fast_vmas, 0, __ATOMIC_RELAXED);
 }

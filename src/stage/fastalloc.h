@@ -33,14 +33,18 @@ int pc_fast_contains(const void *p);
 /* The size of the fast block containing p: 1 and *size, or 0. */
 int pc_fast_size(const void *p, size_t *size);
 
-/* The witness of the fast block containing p (a real cudaHostAlloc block
- * of its device, fastalloc.c), or NULL; and replace one the runtime freed. */
-void *pc_fast_witness(const void *p);
-void pc_fast_witness_gone(void *w);
+/* The answer the program gets for freeing fast block p when its free cannot
+ * be kept (fastdrv.h's pc_fast_free_answer for its device).  0: the caller
+ * releases the block (pc_fast_release) as the real free would have. */
+int pc_fast_free_answer_for(const void *p, int (*real_free)(void *p));
+
+/* Wait until the blocks released so far are unmapped (before retrying an
+ * allocation that failed for memory). */
+void pc_fast_drain(void);
 
 /* How chunks are faulted in parallel: stage.h's pc_stage_parallel (init.c
  * hands it down; without it the caller faults every chunk). */
-void pc_fast_set_runner(void (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held));
+void pc_fast_set_runner(int (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held));
 
 /* Module life cycle (init.c): a lost device's blocks are released (their
  * registrations died with its context, as cudaHostAlloc blocks do); a fork

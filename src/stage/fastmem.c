@@ -69,9 +69,11 @@ struct pc_reap { char *base; size_t size; struct pc_reap *next; };
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_cond_t idle;                /* nothing queued or being unmapped */
     struct pc_reap *head;
+    int busy;                           /* the reaper is unmapping one */
     int started;                        /* 1 running, -1 could not start */
-} R = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0 };
+} R = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0 };
 
 static void *pc_fast_reaper(void *arg)
 {
@@ -86,10 +88,14 @@ static void *pc_fast_reaper(void *arg)
             pthread_cond_wait(&R.cv, &R.mu);
         r = R.head;
         R.head = r->next;
+        R.busy = 1;
         pthread_mutex_unlock(&R.mu);
         munmap(r->base, r->size);
         free(r);
         pthread_mutex_lock(&R.mu);
+        R.busy = 0;
+        if (!R.head)
+            pthread_cond_broadcast(&R.idle);
     }
     return NULL;
 }
@@ -168,11 +174,21 @@ int pc_fast_shmem_thp(void)
     return v;
 }
 
+void pc_fast_unmap_drain(void)
+{
+    pthread_mutex_lock(&R.mu);
+    while (R.started == 1 && (R.head || R.busy))
+        pthread_cond_wait(&R.idle, &R.mu);
+    pthread_mutex_unlock(&R.mu);
+}
+
 void pc_fast_unmap_after_fork_child(void)
 {
     /* No reaper here; what the parent queued is the parent's to unmap. */
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.cv, NULL);
+    pthread_cond_init(&R.idle, NULL);
     R.head = NULL;
+    R.busy = 0;
     R.started = 0;
 }

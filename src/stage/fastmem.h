@@ -16,6 +16,8 @@ char *pc_fast_reserve(size_t size, int prot, int flags);
 int pc_fast_shmem_thp(void);
 /* munmap(base, size), soon, on the reaper thread (at once if it cannot run). */
 void pc_fast_unmap(char *base, size_t size);
+/* Wait until everything queued is unmapped. */
+void pc_fast_unmap_drain(void);
 /* In a fork child: no reaper, nothing queued. */
 void pc_fast_unmap_after_fork_child(void);
 

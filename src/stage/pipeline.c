@@ -228,14 +228,17 @@ static unsigned pc_stage_threads_start(void)
     return pc_rings.threads;
 }
 
-void pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held)
+int pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held)
 {
-    if (!lock_held)
-        pthread_mutex_lock(&pc_rings.lock);
+    /* Only ever try-locked (ring.h): a thread must not wait for another
+     * thread's copy, which may wait for that thread's progress. */
+    if (!lock_held && pthread_mutex_trylock(&pc_rings.lock) != 0)
+        return 0;
     pc_stage_threads_start();
     pc_xfer_run(fn, arg, n);
     if (!lock_held)
         pthread_mutex_unlock(&pc_rings.lock);
+    return 1;
 }
 
 int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *elsewhere)

@@ -1,0 +1,199 @@
+/* fastdrv.c - the driver side of fast blocks (fastdrv.h).
+ *
+ * Every call here is the driver's, reached from libcuda or, in a process
+ * that has none loaded (the simulated device), through the runtime's
+ * cudaGetDriverEntryPointByVersion: none sets the runtime's last error. */
+#include "config.h"
+#include <pthread.h>
+#include <string.h>
+#include "stage/fastdrv.h"
+#include "real/real.h"
+#include "util/log.h"
+
+#define PC_FAST_NDEV 64
+
+CUresult (*pc_fast_reg)(void *p, size_t n, unsigned int flags);
+
+static struct {
+    CUresult (*get_current)(CUcontext *);
+    CUresult (*get_device)(CUdevice *);
+    CUresult (*unreg)(void *);
+    CUresult (*host_alloc)(void **, size_t, unsigned int);
+    CUresult (*state)(CUdevice, unsigned int *, int *);
+    CUresult (*retain)(CUcontext *, CUdevice);
+    CUresult (*release)(CUdevice);
+    CUresult (*push)(CUcontext);
+    CUresult (*pop)(CUcontext *);
+} D;
+static pthread_once_t pc_fast_once = PTHREAD_ONCE_INIT;
+
+/* From libcuda; through the runtime only where no libcuda is loaded (a
+ * runtime 12 reports a symbol it cannot find as an error, last error
+ * included: sim_cudart12.c, and pincache must leave none). */
+static void *pc_fast_entry(void *from_libcuda, const char *sym, unsigned int ver)
+{
+    if (from_libcuda || pc_loaded_path("libcuda.so", NULL, 0))
+        return from_libcuda;
+    return pc_real_drv_entry(NULL, sym, ver);
+}
+
+static void pc_fast_resolve(void)
+{
+    D.get_current = pc_fast_entry((void *)PC_REAL(cuCtxGetCurrent), "cuCtxGetCurrent", 4000);
+    D.get_device = pc_fast_entry((void *)PC_REAL(cuCtxGetDevice), "cuCtxGetDevice", 2000);
+    D.unreg = pc_fast_entry((void *)PC_REAL(cuMemHostUnregister), "cuMemHostUnregister", 4000);
+    D.host_alloc = pc_fast_entry((void *)PC_REAL(cuMemHostAlloc), "cuMemHostAlloc", 3020);
+    D.state = pc_fast_entry((void *)PC_REAL(cuDevicePrimaryCtxGetState), "cuDevicePrimaryCtxGetState", 7000);
+    D.retain = pc_fast_entry((void *)PC_REAL(cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
+    D.release = pc_fast_entry((void *)PC_REAL(cuDevicePrimaryCtxRelease_v2), "cuDevicePrimaryCtxRelease", 11000);
+    D.push = pc_fast_entry((void *)PC_REAL(cuCtxPushCurrent_v2), "cuCtxPushCurrent", 4000);
+    D.pop = pc_fast_entry((void *)PC_REAL(cuCtxPopCurrent_v2), "cuCtxPopCurrent", 4000);
+    __atomic_store_n(&pc_fast_reg,
+                     (CUresult (*)(void *, size_t, unsigned int))pc_fast_entry(
+                         (void *)PC_REAL(cuMemHostRegister_v2), "cuMemHostRegister", 6050),
+                     __ATOMIC_RELEASE);
+}
+
+/* ---- device dev's primary context, whatever the calling thread has current */
+
+struct pc_fast_call {
+    int what;                           /* 0: unregister base */
+    void *base, **w;
+};
+
+static CUresult pc_fast_do(struct pc_fast_call *c)
+{
+    return D.unreg(c->base);
+}
+
+/* 1: dev's primary context is not active (what was registered in it died
+ * with it); 0: c was made in it (or in the current context where the
+ * driver cannot name it), *r its answer.  The primary context is retained
+ * only while active, so this never brings one back to life. */
+static int pc_fast_in_primary(int dev, struct pc_fast_call *c, CUresult *r)
+{
+    CUcontext cur = NULL, pc = NULL, popped = NULL;
+    unsigned int flags = 0;
+    int active = 1;
+
+    if (D.state && D.state((CUdevice)dev, &flags, &active) == CUDA_SUCCESS && !active)
+        return 1;
+    if (!D.retain || !D.release || !D.push || !D.pop || D.retain(&pc, (CUdevice)dev) != CUDA_SUCCESS) {
+        *r = pc_fast_do(c);
+        return 0;
+    }
+    if (D.get_current && D.get_current(&cur) == CUDA_SUCCESS && cur != pc && D.push(pc) == CUDA_SUCCESS) {
+        *r = pc_fast_do(c);
+        D.pop(&popped);
+    } else {
+        *r = pc_fast_do(c);
+    }
+    D.release((CUdevice)dev);
+    return 0;
+}
+
+int pc_fast_unregister(void *base, int dev)
+{
+    struct pc_fast_call c = { 0, base, NULL };
+    CUresult r;
+
+    pthread_once(&pc_fast_once, pc_fast_resolve);
+    if (!D.unreg)
+        return -1;
+    /* The current context first: the primary one, or one the driver
+     * accepts the unregistration in.  Only a refusal tries the block's
+     * primary context (a thread with another device's or a created
+     * context current). */
+    r = D.unreg(base);
+    if (r == CUDA_SUCCESS)
+        return 0;
+    if (r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
+        return 1;                       /* gone with its context */
+    if (pc_fast_in_primary(dev, &c, &r) == 1)
+        return 1;
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED ? (r == CUDA_SUCCESS ? 0 : 1) : -1;
+}
+
+/* ---- the witnesses
+ *
+ * Per device, a real 4 KiB cuMemHostAlloc block, made before its first fast
+ * block: where a free of a fast block cannot be kept (no fence: a capture
+ * that prohibits frees, a broken context, a created context current), the
+ * real free of the witness gives the program the answer the runtime gives
+ * a cudaHostAlloc block now, refusals and last error included (hostmem.c).
+ * W guards the table across that free and the witness's replacement, so
+ * two such frees never share one. */
+static pthread_mutex_t W = PTHREAD_MUTEX_INITIALIZER;
+static void *pc_fast_witness_tab[PC_FAST_NDEV];
+
+/* In the current context, which the caller has checked is device dev's
+ * (a cache miss never comes from a created context: hostmem.c).  Lock W
+ * held. */
+static void pc_fast_witness_make(int dev)
+{
+    void *w = NULL;
+
+    if (D.host_alloc(&w, 4096, 0) == CUDA_SUCCESS)
+        __atomic_store_n(&pc_fast_witness_tab[dev], w, __ATOMIC_RELEASE);
+}
+
+/* The current context is device dev's. */
+static int pc_fast_on_device(int dev)
+{
+    CUcontext cur = NULL;
+    CUdevice d = -1;
+
+    return D.get_current && D.get_device && D.get_current(&cur) == CUDA_SUCCESS && cur &&
+           D.get_device(&d) == CUDA_SUCCESS && (int)d == dev;
+}
+
+int pc_fast_context_ok(int dev)
+{
+    pthread_once(&pc_fast_once, pc_fast_resolve);
+    if (!(pc_fast_reg && D.unreg && D.host_alloc && dev >= 0 && dev < PC_FAST_NDEV && pc_fast_on_device(dev)))
+        return 0;
+    if (!__atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&W);
+        if (!__atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE))
+            pc_fast_witness_make(dev);
+        pthread_mutex_unlock(&W);
+    }
+    return __atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE) != NULL;
+}
+
+int pc_fast_free_answer(int dev, int (*real_free)(void *p))
+{
+    void *w;
+    int err;
+
+    if (dev < 0 || dev >= PC_FAST_NDEV)
+        return real_free(NULL);
+    pthread_mutex_lock(&W);
+    w = __atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE);
+    err = real_free(w);
+    if (w && err == 0) {
+        /* The free just allowed (a relaxed capture, a created context
+         * current) allows the allocation too; the next one needs it. */
+        __atomic_store_n(&pc_fast_witness_tab[dev], NULL, __ATOMIC_RELEASE);
+        if (pc_fast_on_device(dev))   /* else at the device's next fast block */
+            pc_fast_witness_make(dev);
+    }
+    pthread_mutex_unlock(&W);
+    return err;
+}
+
+void pc_fast_witness_lost(int dev)
+{
+    if (dev < 0 || dev >= PC_FAST_NDEV)
+        return;
+    pthread_mutex_lock(&W);
+    __atomic_store_n(&pc_fast_witness_tab[dev], NULL, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&W);
+}
+
+void pc_fast_drv_after_fork_child(void)
+{
+    pthread_mutex_init(&W, NULL);
+    for (int d = 0; d < PC_FAST_NDEV; d++)
+        __atomic_store_n(&pc_fast_witness_tab[d], NULL, __ATOMIC_RELAXED);
+}
