@@ -64,7 +64,7 @@ static int counts(void)
     enum { N = 4096 };
     struct cudaMemcpyAttributes a = attr(cudaMemcpySrcAccessOrderStream);
     size_t idx = 0, sz[3] = { N, N, N };
-    unsigned char *pin, *pin2, pag[N], want[N];
+    unsigned char *pin, *pin2, pag[N];
     char *dev;
     cudaStream_t s;
     struct cudaMemcpy3DBatchOp op[2];
