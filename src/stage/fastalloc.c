@@ -300,7 +300,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         for (size_t i = 0; j.shared && i < nchunk; i++) {
             len = pc_fast_chunk_len(&j, i, &off);
             pc_fast_bind(j.base + off, len, j.node);
-            if (pc_fast_shmem_thp())   /* only where the host gives shared memory huge pages */
+            if (pc_fast_shmem_thp() || pc_opt.test_fast_shmem_advice)   /* only where shmem gets huge pages */
                 (void)madvise(j.base + off, len, MADV_HUGEPAGE);
         }
         if (!j.shared) {
@@ -385,7 +385,10 @@ static void pc_fast_unmake(const struct pc_fast *f, int lost)
         return;
     }
     __atomic_sub_fetch(&pc_fast_vmas, f->vmas, __ATOMIC_RELAXED);
-    pc_fast_unmap(f->base, f->size);
+    if (pc_opt.test_fast_sync_unmap)
+        munmap(f->base, f->size);
+    else
+        pc_fast_unmap(f->base, f->size);
     PC_STAT_INC(fast_free_calls);
     PC_STAT_ADD(fast_free_ns, pc_now_ns() - t0);
 }
