@@ -138,8 +138,11 @@ static void *pc_gpa_find(const char *name, int version, int per_thread)
 static void pc_gpa_substitute(const char *name, void **pfn, int version, int per_thread)
 {
     void *w = NULL;
-    if (pfn && *pfn && !pc_is_self(*pfn) && (w = pc_gpa_find(name, version, per_thread)) != NULL)
+    if (pfn && *pfn && !pc_is_self(*pfn) && (w = pc_gpa_find(name, version, per_thread)) != NULL) {
+        if (!per_thread)
+            pc_real_note_drv(name, *pfn);   /* what the wrapper calls, libcuda or not */
         *pfn = w;
+    }
     pc_debug("entry point %s (version %d%s): %s", name ? name : "(null)", version,
              per_thread ? ", per-thread" : "", w ? "pincache's wrapper" : "the real one");
 }

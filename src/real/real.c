@@ -18,6 +18,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,21 +307,51 @@ void pc_real_set_standin(void *(*standin)(const char *name))
     pc_real_standin = standin;
 }
 
-/* A driver entry point through the runtime, for a process with no libcuda
- * loaded (the simulated device's runtime hands out its own): the newest
- * form of the name without its _vN suffix; per-thread forms are not asked
- * (they need the runtime's stream flags). */
-static void *pc_real_drv_from_runtime(const char *name)
-{
-    char base[96];
-    size_t n = strlen(name);
+/* Driver entry points handed out by cuGetProcAddress or the runtime's
+ * cudaGetDriverEntryPoint* for which pincache substituted its wrapper
+ * (procaddr.c), by the name asked: the real function behind a wrapper when
+ * no libcuda is loaded to look it up in (the simulated device's runtime
+ * hands out its own).  No CUDA call is made to find them. */
+#define PC_REAL_NOTED 96
+static struct { char name[48]; void *fn; } pc_noted[PC_REAL_NOTED];
+static unsigned pc_nnoted;                  /* atomic: entries published */
+static pthread_mutex_t pc_noted_lock = PTHREAD_MUTEX_INITIALIZER;
 
-    if (n >= sizeof base || (n > 5 && (!strcmp(name + n - 5, "_ptsz") || !strcmp(name + n - 5, "_ptds"))))
-        return NULL;
-    memcpy(base, name, n + 1);
-    if (n > 3 && base[n - 3] == '_' && base[n - 2] == 'v' && base[n - 1] >= '2' && base[n - 1] <= '9')
-        base[n - 3] = '\0';
-    return pc_real_drv_entry(NULL, base, 13000);
+void pc_real_note_drv(const char *name, void *fn)
+{
+    unsigned n;
+
+    if (!name || !fn || strlen(name) >= sizeof pc_noted[0].name)
+        return;
+    pthread_mutex_lock(&pc_noted_lock);
+    n = pc_nnoted;
+    for (unsigned i = 0; i < n; i++) {
+        if (!strcmp(pc_noted[i].name, name)) {
+            n = PC_REAL_NOTED;              /* known already */
+            break;
+        }
+    }
+    if (n < PC_REAL_NOTED) {
+        strcpy(pc_noted[n].name, name);
+        pc_noted[n].fn = fn;
+        __atomic_store_n(&pc_nnoted, n + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&pc_noted_lock);
+}
+
+/* A table name (cuMemHostRegister_v2) against the names asked
+ * (cuMemHostRegister): without its _vN suffix. */
+static void *pc_real_noted(const char *name)
+{
+    unsigned n = __atomic_load_n(&pc_nnoted, __ATOMIC_ACQUIRE);
+    size_t len = strlen(name);
+
+    if (len > 3 && name[len - 3] == '_' && name[len - 2] == 'v' && name[len - 1] >= '2' && name[len - 1] <= '9')
+        len -= 3;
+    for (unsigned i = 0; i < n; i++)
+        if (strlen(pc_noted[i].name) == len && !strncmp(pc_noted[i].name, name, len))
+            return pc_noted[i].fn;
+    return NULL;
 }
 
 void *pc_real_resolve(int major, int idx)
@@ -338,7 +369,7 @@ void *pc_real_resolve(int major, int idx)
         if (!f)
             f = pc_lookup_in(&pc_libs[PC_LIB_CUDA], name);
         if (!f && !pc_loaded_path("libcuda.so", NULL, 0))
-            f = pc_real_drv_from_runtime(name);
+            f = pc_real_noted(name);
     } else {
         pc_warn_unknown_major();
         f = pc_resolve_runtime(major, name);
