@@ -172,7 +172,9 @@ static enum pc_free_how pc_take_back(void *p)
 
     switch (pc_pool_state(&pc_cache, p, 0)) {
     case PC_BLOCK_NONE:
-        return PC_FREE_FOREIGN;
+        /* A fast block the pool never knew (its bookkeeping failed) is
+         * never the runtime's to free. */
+        return pc_fast_contains(p) == 2 ? PC_FREE_FAST : PC_FREE_FOREIGN;
     case PC_BLOCK_IDLE:
         PC_STAT_INC(free_invalid);
         return PC_FREE_INVALID;
@@ -216,9 +218,7 @@ static int pc_free(const struct pc_flavour *fl, void *p)
     case PC_FREE_REAL:    break;
     case PC_FREE_FAST:    return pc_free_fast(fl, p);
     }
-    /* A fast block the pool never knew (its bookkeeping failed) is never
-     * the runtime's to free. */
-    return pc_fast_contains(p) == 2 ? pc_free_fast(fl, p) : pc_free_passthrough(fl, p);
+    return pc_free_passthrough(fl, p);
 }
 
 cudaError_t pc_free_host(void *p)

@@ -14,10 +14,10 @@
  * private huge pages are an opt-in that keeps them out of children
  * (MADV_DONTFORK: a child that touches the block crashes).
  *
- * No runtime call is made here: the context checks, the registration and
- * the unregistration go through the driver, whose calls leave the
- * runtime's last error alone, so a fast block that cannot be made leaves
- * no trace and the caller makes the real one. */
+ * The context checks, the registration and the unregistration go through
+ * the driver (fastdrv.c), whose calls leave the runtime's last error alone,
+ * so a fast block that cannot be made leaves no trace and the caller makes
+ * the real one. */
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>

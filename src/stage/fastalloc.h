@@ -8,8 +8,9 @@
  * the block's Portable and Mapped flags.  On the H200 such a block answers
  * every pointer query as a cudaHostAlloc block does, copies at the same rate
  * and, shared, forks the same way (docs/runtime-facts.md, "Fast blocks");
- * the two answers that differ (a registration inside it, an unregistration
- * of it) are given by register.c from the table here. */
+ * the answers that differ (a registration inside it, an unregistration of
+ * it, its MAPPING_SIZE, a free that cannot be kept) are given by
+ * register.c and hostmem.c from the table here. */
 #ifndef PC_STAGE_FASTALLOC_H
 #define PC_STAGE_FASTALLOC_H
 #include <stddef.h>

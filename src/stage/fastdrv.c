@@ -56,21 +56,12 @@ static void pc_fast_resolve(void)
 
 /* ---- device dev's primary context, whatever the calling thread has current */
 
-struct pc_fast_call {
-    int what;                           /* 0: unregister base */
-    void *base, **w;
-};
-
-static CUresult pc_fast_do(struct pc_fast_call *c)
-{
-    return D.unreg(c->base);
-}
-
-/* 1: dev's primary context is not active (what was registered in it died
- * with it); 0: c was made in it (or in the current context where the
- * driver cannot name it), *r its answer.  The primary context is retained
- * only while active, so this never brings one back to life. */
-static int pc_fast_in_primary(int dev, struct pc_fast_call *c, CUresult *r)
+/* Unregister base in dev's primary context.  1: that context is not active
+ * (what was registered in it died with it); 0: done there (or in the
+ * current context where the driver cannot name the primary one), *r the
+ * answer.  The primary context is retained only while active, so this
+ * never brings one back to life. */
+static int pc_fast_unreg_in_primary(int dev, void *base, CUresult *r)
 {
     CUcontext cur = NULL, pc = NULL, popped = NULL;
     unsigned int flags = 0;
@@ -79,14 +70,14 @@ static int pc_fast_in_primary(int dev, struct pc_fast_call *c, CUresult *r)
     if (D.state && D.state((CUdevice)dev, &flags, &active) == CUDA_SUCCESS && !active)
         return 1;
     if (!D.retain || !D.release || !D.push || !D.pop || D.retain(&pc, (CUdevice)dev) != CUDA_SUCCESS) {
-        *r = pc_fast_do(c);
+        *r = D.unreg(base);
         return 0;
     }
     if (D.get_current && D.get_current(&cur) == CUDA_SUCCESS && cur != pc && D.push(pc) == CUDA_SUCCESS) {
-        *r = pc_fast_do(c);
+        *r = D.unreg(base);
         D.pop(&popped);
     } else {
-        *r = pc_fast_do(c);
+        *r = D.unreg(base);
     }
     D.release((CUdevice)dev);
     return 0;
@@ -94,7 +85,6 @@ static int pc_fast_in_primary(int dev, struct pc_fast_call *c, CUresult *r)
 
 int pc_fast_unregister(void *base, int dev)
 {
-    struct pc_fast_call c = { 0, base, NULL };
     CUresult r;
 
     pthread_once(&pc_fast_once, pc_fast_resolve);
@@ -105,13 +95,10 @@ int pc_fast_unregister(void *base, int dev)
      * primary context (a thread with another device's or a created
      * context current). */
     r = D.unreg(base);
-    if (r == CUDA_SUCCESS)
-        return 0;
-    if (r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
-        return 1;                       /* gone with its context */
-    if (pc_fast_in_primary(dev, &c, &r) == 1)
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED && pc_fast_unreg_in_primary(dev, base, &r) == 1)
         return 1;
-    return r == CUDA_SUCCESS || r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED ? (r == CUDA_SUCCESS ? 0 : 1) : -1;
+    /* Not registered any more: gone with its context. */
+    return r == CUDA_SUCCESS ? 0 : r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED ? 1 : -1;
 }
 
 /* ---- the witnesses

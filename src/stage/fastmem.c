@@ -2,7 +2,6 @@
  * pages go, and unmapping them off the caller's path. */
 #include "config.h"
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "stage/fastmem.h"
+#include "stage/stage_threads.h"
 #include "real/real.h"
 #include "util/parse.h"
 
@@ -105,23 +105,8 @@ void pc_fast_unmap(char *base, size_t size)
     struct pc_reap *r = malloc(sizeof *r);
 
     pthread_mutex_lock(&R.mu);
-    if (R.started == 0) {
-        pthread_attr_t attr;
-        pthread_t t;
-        sigset_t all, old;
-
-        R.started = -1;
-        if (pthread_attr_init(&attr) == 0) {
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            pthread_attr_setstacksize(&attr, 64u << 10);
-            sigfillset(&all);
-            pthread_sigmask(SIG_SETMASK, &all, &old);   /* the program's handlers never run on it */
-            if (pthread_create(&t, &attr, pc_fast_reaper, NULL) == 0)
-                R.started = 1;
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
-            pthread_attr_destroy(&attr);
-        }
-    }
+    if (R.started == 0)
+        R.started = pc_threads_start(pc_fast_reaper, 1, 64u << 10) == 1 ? 1 : -1;
     if (R.started == 1 && r) {
         r->base = base;
         r->size = size;

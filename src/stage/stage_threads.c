@@ -358,6 +358,28 @@ unsigned pc_xfer_cpus(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
+unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    sigset_t all, old;
+    unsigned made = 0;
+
+    /* Detached, so exit never waits for them; no signals, so the program's
+     * handlers never run on a thread it did not create. */
+    if (n == 0 || pthread_attr_init(&attr) != 0)
+        return 0;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, stack);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    while (made < n && pthread_create(&t, &attr, fn, NULL) == 0)
+        made++;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return made;
+}
+
 unsigned pc_xfer_threads(long want, long linger_us)
 {
     unsigned n, r;
@@ -365,9 +387,7 @@ unsigned pc_xfer_threads(long want, long linger_us)
     __atomic_store_n(&T.linger_ns, (uint64_t)linger_us * 1000u, __ATOMIC_RELAXED);
     pthread_mutex_lock(&T.mu);
     if (T.threads == 0) {
-        pthread_attr_t attr;
-        sigset_t all, old;
-        unsigned made = 0;
+        unsigned made;
 
         if (want > 0) {
             n = want > PC_XFER_MAX_THREADS ? PC_XFER_MAX_THREADS : (unsigned)want;
@@ -376,22 +396,7 @@ unsigned pc_xfer_threads(long want, long linger_us)
             if (n > PC_XFER_AUTO_THREADS)
                 n = PC_XFER_AUTO_THREADS;
         }
-        /* Detached, so exit never waits for them; no signals, so the
-         * program's handlers never run on a thread it did not create. */
-        if (n > 1 && pthread_attr_init(&attr) == 0) {
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            pthread_attr_setstacksize(&attr, PC_XFER_STACK);
-            sigfillset(&all);
-            pthread_sigmask(SIG_SETMASK, &all, &old);
-            for (unsigned i = 1; i < n; i++) {
-                pthread_t t;
-                if (pthread_create(&t, &attr, pc_xfer_main, NULL) != 0)
-                    break;       /* fewer threads is fine: the caller copies too */
-                made++;
-            }
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
-            pthread_attr_destroy(&attr);
-        }
+        made = n > 1 ? pc_threads_start(pc_xfer_main, n - 1, PC_XFER_STACK) : 0;   /* fewer is fine: the caller copies too */
         __atomic_store_n(&T.threads, 1 + made, __ATOMIC_RELEASE);
     }
     r = T.threads;
