@@ -4,8 +4,9 @@
 #
 #   PC_GPU_SECTIONS     every section, in the order they run
 #   PC_GPU_CHECKS       the sections make check-gpu runs: all but bench,
-#                       which measures and checks nothing (make bench), and
-#                       cold, issue 18's benchmark (tests/bench/coldalloc.sh)
+#                       which measures and checks nothing (make bench),
+#                       cold, issue 18's benchmark (tests/bench/coldalloc.sh),
+#                       and xover, issue 19's (tests/bench/xover.sh)
 #   pc_gpu_section NAME run one: its header, then the last lines of its
 #                       output (all of it in $pc_gpu_file); returns its exit
 #                       status, 77 when it cannot run here (no torch, or a
@@ -16,8 +17,8 @@
 # work (a folder for their logs, which h200.sh packs).
 # shellcheck shell=bash
 
-PC_GPU_SECTIONS="suite fuzz stage bench cold cupti driver sim smoke torch"
-PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold/}
+PC_GPU_SECTIONS="suite fuzz stage bench cold xover cupti driver sim smoke torch"
+PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold xover/}
 
 # pc_gpu_tee FILE LINES: stdin into FILE, its last LINES lines (all: "all")
 # on stdout
@@ -79,6 +80,16 @@ pc_gpu_section() {
             2>"$work/coldlogs/progress.log" | pc_gpu_tee "$pc_gpu_file" all
         rc=${PIPESTATUS[0]}
         [ "$rc" -le 1 ] || tail -n 20 "$work/coldlogs/progress.log" ;;
+    xover)
+        # about 2 minutes on an H200; its runs in $work/xoverlogs
+        pc_gpu_file=$out/xover.md
+        [ -f "$srcdir/tests/bench/xover.sh" ] || return 77
+        echo "== pageable copies against the driver: sizes, directions, warm and fresh buffers, 1 MB churn (issue 19)"
+        mkdir -p "$work/xoverlogs"
+        timeout 400 bash "$srcdir/tests/bench/xover.sh" "$builddir" "$work/xoverlogs" \
+            2>"$work/xoverlogs/progress.log" | pc_gpu_tee "$pc_gpu_file" all
+        rc=${PIPESTATUS[0]}
+        [ "$rc" -le 1 ] || tail -n 20 "$work/xoverlogs/progress.log" ;;
     cupti)
         pc_gpu_folder cupti 200 30 "CUPTI timeline"
         rc=$? ;;

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# xover.sh BUILDDIR OUTDIR - issue 19's "never slower than the driver", side
+# by side in one run: pageable copies plainly and under pincache (its
+# defaults) at each size, H2D and D2H, from warm and from freshly mapped
+# buffers (tests/bench/xover.cu), and the 1 MB pageable churn
+# (tests/bench/churn.cu --variant pageable).
+#
+#   XOVER_SIZES   the copy sizes (default "64K 256K 1M 4M 16M 64M 256M")
+#   XOVER_REPS    samples per point (default 40; a quarter at 256M and up,
+#                 half at 64M and up)
+#   XOVER_ROUNDS  processes of each kind, alternating plain and pincache,
+#                 the order reversed every other round (default 3)
+#   XOVER_CHURN   "off": no churn runs and no churn verdict (the simulated
+#                 device, which runs no kernel, in xover-verdicts.sh)
+#
+# A markdown report on stdout: one row per point (plain and pincache µs, each
+# the median of the rounds' medians, and pincache/plain), the churn's ms per
+# batch, one "PASS: " or "FAIL: " line per criterion ("no slower": pincache's
+# time at most XOVER_SLACK (default 1.03) times plain's, the spread between
+# two plain runs of one point being a few percent), and whether every run
+# copied the same bytes (the checksums).  Progress on stderr; each run's
+# output and pincache's reports in OUTDIR.  XOVER_REPORT_ONLY=1 measures
+# nothing and renders OUTDIR again.  Exit status 0 when every criterion
+# passes, 1 otherwise; 0 with "no CUDA device" where there is none.
+set -u
+unset LD_PRELOAD # plain runs must be plain
+
+cmdline="$0 $*"
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+[ $# -eq 2 ] || { echo "usage: xover.sh BUILDDIR OUTDIR" >&2; exit 2; }
+builddir=$(cd "$1" 2>/dev/null && pwd) || { echo "xover.sh: no build folder $1" >&2; exit 2; }
+mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
+lib=$builddir/src/.libs/libpincache.so
+bin=$builddir/tests/bench
+slack=${XOVER_SLACK:-1.03}
+
+if [ "${XOVER_REPORT_ONLY:-0}" = 1 ]; then
+    # shellcheck source=/dev/null
+    . "$out/config.txt" || exit 2
+else
+    sizes=${XOVER_SIZES:-64K 256K 1M 4M 16M 64M 256M}
+    reps=${XOVER_REPS:-40}
+    rounds=${XOVER_ROUNDS:-3}
+    churn=${XOVER_CHURN:-on}
+    printf "sizes='%s'\nreps='%s'\nrounds='%s'\nchurn='%s'\n" "$sizes" "$reps" "$rounds" "$churn" >"$out/config.txt"
+    # shellcheck source=tests/gpu/cuda-env.sh
+    . "$srcdir/tests/gpu/cuda-env.sh"
+    pc_find_nvcc || { echo "xover.sh: no nvcc; nothing measured"; exit 0; }
+    [ -f "$lib" ] || { echo "xover.sh: $lib not found (build pincache first)" >&2; exit 2; }
+    mkdir -p "$bin" || exit 2
+    pc_build "$bin/xover" "$srcdir/tests/bench/xover.cu" >"$out/build.log" 2>&1 &&
+        { [ "$churn" = off ] || pc_build "$bin/churn" "$srcdir/tests/bench/churn.cu" >>"$out/build.log" 2>&1; } ||
+        { echo "xover.sh: build failed:" >&2; cat "$out/build.log" >&2; exit 2; }
+    timeout -k 5 60 "$bin/xover" probe
+    case $? in
+    0) ;;
+    3) echo "xover.sh: no CUDA device; nothing measured"; exit 0 ;;
+    *) echo "xover.sh: the probe failed" >&2; exit 2 ;;
+    esac
+    {
+        echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+        echo "gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
+        echo "host=$(nproc) CPUs, Linux $(uname -r)"
+        echo "command=$cmdline"
+    } >"$out/machine.txt"
+    rm -f "$out"/copies.* "$out"/churn.*
+    t0=$(date +%s)
+    # run NAME plain|pc PROG ARGS...: NAME.out, NAME.err, pincache's NAME.json
+    run() {
+        local name=$1 how=$2
+        shift 2
+        local env=()
+        [ "$how" = plain ] || env=(LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json")
+        echo "xover.sh: $name" >&2
+        timeout -k 5 200 env "${env[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err" ||
+            echo "xover.sh: $name failed (exit $?); see $out/$name.err" >&2
+    }
+    for r in $(seq "$rounds"); do
+        order="plain pc"
+        [ $((r % 2)) = 0 ] && order="pc plain"
+        for how in $order; do
+            # shellcheck disable=SC2086
+            run "copies.$how.$r" "$how" "$bin/xover" copies "$reps" $sizes
+            [ "$churn" = off ] || run "churn.$how.$r" "$how" "$bin/churn" --variant pageable --size 1 --reps 5
+        done
+    done
+    echo "wall=$(($(date +%s) - t0))" >>"$out/machine.txt"
+fi
+
+med() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.6g\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+bytes() {
+    awk -v s="$1" 'BEGIN { n = s + 0; u = substr(s, length(s));
+        printf "%.0f\n", n * (u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1) }'
+}
+# point HOW SRC DIR SIZE: the median over the HOW runs of their medians (µs)
+point() {
+    cat "$out/copies.$1".*.out 2>/dev/null |
+        sed -n "s/^RESULT src=$2 dir=$3 bytes=$(bytes "$4") us=\([0-9.]*\).*/\1/p" | med
+}
+churn_ms() {
+    cat "$out/churn.$1".*.out 2>/dev/null | sed -n 's/^RESULT churn .*ms_per_batch=\([0-9.]*\).*/\1/p' | med
+}
+ratio() {
+    awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.3f\n", a / b }'
+}
+ok() { awk -v r="${1:-}" -v s="$slack" 'BEGIN { print (r != "" && r + 0 <= s) ? 1 : 0 }'; }
+m() { sed -n "s/^$1=//p" "$out/machine.txt" 2>/dev/null | head -n 1; }
+
+pass=0 fail=0
+verdict() {
+    if [ "$1" = 1 ]; then echo "PASS: $2"; pass=$((pass + 1)); else echo "FAIL: $2"; fail=$((fail + 1)); fi
+}
+
+echo "## Pageable copies: plain against pincache (issue 19)"
+echo
+echo "- date: $(m date); GPU, driver: $(m gpu); host: $(m host); wall $(m wall) s"
+echo "- command: \`$(m command)\`; $rounds processes of each, alternating; $reps samples a point"
+echo
+echo "cudaMemcpyAsync + cudaStreamSynchronize, µs per copy (fresh: the copy and the buffer's munmap)"
+echo
+echo "| size | dir | source | plain | pincache | pincache/plain |"
+echo "|---|---|---|---:|---:|---:|"
+slower=""
+n=0
+for size in $sizes; do
+    for src in warm fresh; do
+        for dir in H2D D2H; do
+            p=$(point plain "$src" "$dir" "$size")
+            c=$(point pc "$src" "$dir" "$size")
+            x=$(ratio "$c" "$p")
+            echo "| $size | $dir | $src | ${p:-?} | ${c:-?} | ${x:-?} |"
+            n=$((n + 1))
+            [ "$(ok "$x")" = 1 ] || slower="$slower $size $dir $src ${x:-?};"
+        done
+    done
+done
+echo
+if [ "${churn:-on}" != off ]; then
+    cp=$(churn_ms plain)
+    cc=$(churn_ms pc)
+    cx=$(ratio "$cc" "$cp")
+    echo "1 MB pageable churn (\`churn --variant pageable --size 1\`): plain ${cp:-?} ms/batch, pincache ${cc:-?}, pincache/plain ${cx:-?}"
+    echo
+fi
+if [ -z "$slower" ]; then
+    verdict 1 "every staged point no slower than the driver ($n of $n within ${slack}x)"
+else
+    verdict 0 "points slower than the driver (pincache/plain):${slower%;}"
+fi
+[ "${churn:-on}" = off ] || verdict "$(ok "$cx")" "1 MB pageable churn no slower than plain (${cx:-?}x)"
+sums=$(cat "$out"/copies.*.out 2>/dev/null | sed -n 's/^CHECK sum=//p' | sort -u)
+nsum=$(cat "$out"/copies.*.out 2>/dev/null | grep -c '^CHECK sum=')
+verdict "$([ "$nsum" = $((2 * rounds)) ] && [ "$(echo "$sums" | wc -l)" = 1 ] && echo 1 || echo 0)" \
+    "every run copied the same bytes ($nsum checksums, $(echo "$sums" | grep -c .) distinct)"
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
