@@ -3,15 +3,8 @@
 # (COLDALLOC_REPORT_ONLY=1, no CUDA): every criterion of issue 18 passes on
 # good figures, and each fails alone when its figure is moved just past its
 # target; a missing run fails, missing fast_alloc_* counters do not.  TAP.
-: "${top_srcdir:?run this through make check}"
-: "${top_builddir:?run this through make check}"
-D=$(mktemp -d "${TMPDIR:-/tmp}/pincache-coldv.XXXXXX") || exit 99
-trap 'rm -rf "$D"' EXIT
-n=0
-point() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+V_SCRIPT=coldalloc.sh V_ONLY=COLDALLOC_REPORT_ONLY
+. "$top_srcdir/tests/bench/verdictlib.sh"
 
 # alloc SIZE BYTES HOW MS: both rounds of SIZE under HOW, every call MS ms
 alloc() {
@@ -63,19 +56,6 @@ EOF
 	varsize on 9.9 1150000
 	printf '{\n  "stats": {\n    "fast_alloc_calls": 3,\n    "fast_alloc_saved_ns": 1200000000,\n    "real_alloc_calls": 0\n  }\n}\n' \
 		>"$D/alloc.1G.on.1.json"
-}
-render() {
-	COLDALLOC_REPORT_ONLY=1 bash "$top_srcdir/tests/bench/coldalloc.sh" "$top_builddir" "$D" >"$D/report.md" 2>&1
-}
-# expect RC FAILS TEXT: render; exit status RC, FAILS FAIL lines, the one
-# FAIL line (if any) containing TEXT
-expect() {
-	render
-	rc=$?
-	f=$(grep -c '^FAIL: ' "$D/report.md")
-	[ "$rc" = "$1" ] && [ "$f" = "$2" ] && { [ "$2" = 0 ] || grep '^FAIL: ' "$D/report.md" | grep -q "$3"; }
-	point $? "$4 (exit $rc, $f FAIL)"
-	[ "$rc" = "$1" ] && [ "$f" = "$2" ] || sed 's/^/# /' "$D/report.md"
 }
 
 good

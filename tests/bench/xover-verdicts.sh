@@ -4,15 +4,8 @@
 # each fails alone when one figure moves just past its bound, a missing
 # run or a different checksum fails; then the measuring path on the
 # simulated runtime, where nvcc works.  TAP.
-: "${top_srcdir:?run this through make check}"
-: "${top_builddir:?run this through make check}"
-D=$(mktemp -d "${TMPDIR:-/tmp}/pincache-xoverv.XXXXXX") || exit 99
-trap 'rm -rf "$D"' EXIT
-n=0
-point() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+V_SCRIPT=xover.sh V_ONLY=XOVER_REPORT_ONLY
+. "$top_srcdir/tests/bench/verdictlib.sh"
 
 # copies HOW ROUND US [SUM]: one run's points, every one US µs
 copies() {
@@ -41,16 +34,6 @@ good() {
 	copies pc 2 103
 	churn plain 0.1
 	churn pc 0.103
-}
-# expect RC FAILS TEXT WHAT: render; exit status RC, FAILS FAIL lines, the
-# one FAIL line (if any) containing TEXT
-expect() {
-	XOVER_REPORT_ONLY=1 bash "$top_srcdir/tests/bench/xover.sh" "$top_builddir" "$D" >"$D/report.md" 2>&1
-	rc=$?
-	f=$(grep -c '^FAIL: ' "$D/report.md")
-	[ "$rc" = "$1" ] && [ "$f" = "$2" ] && { [ "$2" = 0 ] || grep '^FAIL: ' "$D/report.md" | grep -q "$3"; }
-	point $? "$4 (exit $rc, $f FAIL)"
-	[ "$rc" = "$1" ] && [ "$f" = "$2" ] || sed 's/^/# /' "$D/report.md"
 }
 
 good

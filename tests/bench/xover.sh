@@ -33,6 +33,8 @@ mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
 lib=$builddir/src/.libs/libpincache.so
 bin=$builddir/tests/bench
 slack=${XOVER_SLACK:-1.03}
+# shellcheck source=tests/bench/benchlib.sh
+. "$srcdir/tests/bench/benchlib.sh"
 
 if [ "${XOVER_REPORT_ONLY:-0}" = 1 ]; then
     # shellcheck source=/dev/null
@@ -57,23 +59,18 @@ else
     3) echo "xover.sh: no CUDA device; nothing measured"; exit 0 ;;
     *) echo "xover.sh: the probe failed" >&2; exit 2 ;;
     esac
-    {
-        echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-        echo "gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
-        echo "host=$(nproc) CPUs, Linux $(uname -r)"
-        echo "command=$cmdline"
-    } >"$out/machine.txt"
+    bench_machine
     rm -f "$out"/copies.* "$out"/churn.*
     t0=$(date +%s)
     # run NAME plain|pc PROG ARGS...: NAME.out, NAME.err, pincache's NAME.json
     run() {
         local name=$1 how=$2
         shift 2
-        local env=()
-        [ "$how" = plain ] || env=(LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json")
-        echo "xover.sh: $name" >&2
-        timeout -k 5 200 env "${env[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err" ||
-            echo "xover.sh: $name failed (exit $?); see $out/$name.err" >&2
+        if [ "$how" = plain ]; then
+            bench_run "$name" 200 -- "$@"
+        else
+            bench_run "$name" 200 LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json" -- "$@"
+        fi
     }
     for r in $(seq "$rounds"); do
         order="plain pc"
@@ -87,13 +84,6 @@ else
     echo "wall=$(($(date +%s) - t0))" >>"$out/machine.txt"
 fi
 
-med() {
-    sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.6g\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-bytes() {
-    awk -v s="$1" 'BEGIN { n = s + 0; u = substr(s, length(s));
-        printf "%.0f\n", n * (u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1) }'
-}
 # point HOW SRC DIR SIZE: the median over the HOW runs of their medians (µs)
 point() {
     cat "$out/copies.$1".*.out 2>/dev/null |
@@ -102,17 +92,6 @@ point() {
 churn_ms() {
     cat "$out/churn.$1".*.out 2>/dev/null | sed -n 's/^RESULT churn .*ms_per_batch=\([0-9.]*\).*/\1/p' | med
 }
-ratio() {
-    awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.3f\n", a / b }'
-}
-ok() { awk -v r="${1:-}" -v s="$slack" 'BEGIN { print (r != "" && r + 0 <= s) ? 1 : 0 }'; }
-m() { sed -n "s/^$1=//p" "$out/machine.txt" 2>/dev/null | head -n 1; }
-
-pass=0 fail=0
-verdict() {
-    if [ "$1" = 1 ]; then echo "PASS: $2"; pass=$((pass + 1)); else echo "FAIL: $2"; fail=$((fail + 1)); fi
-}
-
 echo "## Pageable copies: plain against pincache (issue 19)"
 echo
 echo "- date: $(m date); GPU, driver: $(m gpu); host: $(m host); wall $(m wall) s"
@@ -132,7 +111,7 @@ for size in $sizes; do
             x=$(ratio "$c" "$p")
             echo "| $size | $dir | $src | ${p:-?} | ${c:-?} | ${x:-?} |"
             n=$((n + 1))
-            [ "$(ok "$x")" = 1 ] || slower="$slower $size $dir $src ${x:-?};"
+            [ "$(within "$x" "$slack")" = 1 ] || slower="$slower $size $dir $src ${x:-?};"
         done
     done
 done
@@ -149,7 +128,7 @@ if [ -z "$slower" ]; then
 else
     verdict 0 "points slower than the driver (pincache/plain):${slower%;}"
 fi
-[ "${churn:-on}" = off ] || verdict "$(ok "$cx")" "1 MB pageable churn no slower than plain (${cx:-?}x)"
+[ "${churn:-on}" = off ] || verdict "$(within "$cx" "$slack")" "1 MB pageable churn no slower than plain (${cx:-?}x)"
 sums=$(cat "$out"/copies.*.out 2>/dev/null | sed -n 's/^CHECK sum=//p' | sort -u)
 nsum=$(cat "$out"/copies.*.out 2>/dev/null | grep -c '^CHECK sum=')
 verdict "$([ "$nsum" = $((2 * rounds)) ] && [ "$(echo "$sums" | wc -l)" = 1 ] && echo 1 || echo 0)" \

@@ -6,7 +6,8 @@
 #   PC_GPU_CHECKS       the sections make check-gpu runs: all but bench,
 #                       which measures and checks nothing (make bench),
 #                       cold, issue 18's benchmark (tests/bench/coldalloc.sh),
-#                       and xover, issue 19's (tests/bench/xover.sh)
+#                       and speed, issue 19's (tests/bench/xover.sh,
+#                       cuptitax.sh)
 #   pc_gpu_section NAME run one: its header, then the last lines of its
 #                       output (all of it in $pc_gpu_file); returns its exit
 #                       status, 77 when it cannot run here (no torch, or a
@@ -17,8 +18,8 @@
 # work (a folder for their logs, which h200.sh packs).
 # shellcheck shell=bash
 
-PC_GPU_SECTIONS="suite fuzz stage bench cold xover cupti driver sim smoke torch"
-PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold xover/}
+PC_GPU_SECTIONS="suite fuzz stage bench cold speed cupti driver sim smoke torch"
+PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold speed/}
 
 # pc_gpu_tee FILE LINES: stdin into FILE, its last LINES lines (all: "all")
 # on stdout
@@ -80,16 +81,22 @@ pc_gpu_section() {
             2>"$work/coldlogs/progress.log" | pc_gpu_tee "$pc_gpu_file" all
         rc=${PIPESTATUS[0]}
         [ "$rc" -le 1 ] || tail -n 20 "$work/coldlogs/progress.log" ;;
-    xover)
-        # about 2 minutes on an H200; its runs in $work/xoverlogs
-        pc_gpu_file=$out/xover.md
+    speed)
+        # issue 19's side-by-side benchmarks, about 5 minutes on an H200;
+        # their runs in $work/speedlogs/NAME
+        pc_gpu_file=$out/speed.md
         [ -f "$srcdir/tests/bench/xover.sh" ] || return 77
-        echo "== pageable copies against the driver: sizes, directions, warm and fresh buffers, 1 MB churn (issue 19)"
-        mkdir -p "$work/xoverlogs"
-        timeout 400 bash "$srcdir/tests/bench/xover.sh" "$builddir" "$work/xoverlogs" \
-            2>"$work/xoverlogs/progress.log" | pc_gpu_tee "$pc_gpu_file" all
-        rc=${PIPESTATUS[0]}
-        [ "$rc" -le 1 ] || tail -n 20 "$work/xoverlogs/progress.log" ;;
+        echo "== issue 19: pageable copies against the driver (xover), CUPTI's cost (cuptitax)"
+        for a in xover cuptitax; do
+            mkdir -p "$work/speedlogs/$a"
+            timeout 400 bash "$srcdir/tests/bench/$a.sh" "$builddir" "$work/speedlogs/$a" \
+                2>"$work/speedlogs/$a/progress.log" | pc_gpu_tee "$pc_gpu_file.$a" all
+            b=${PIPESTATUS[0]}
+            [ "$b" -le 1 ] || tail -n 20 "$work/speedlogs/$a/progress.log"
+            [ "$b" = 0 ] || rc=1
+        done
+        cat "$pc_gpu_file".xover "$pc_gpu_file".cuptitax >"$pc_gpu_file" 2>/dev/null
+        rm -f "$pc_gpu_file".xover "$pc_gpu_file".cuptitax ;;
     cupti)
         pc_gpu_folder cupti 200 30 "CUPTI timeline"
         rc=$? ;;

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# cuptitax.sh BUILDDIR OUTDIR - issue 19's "CUPTI cheap enough to leave on",
+# side by side in one run: the churn benchmark (tests/bench/churn.cu, the
+# per-batch cudaHostAlloc program pincache serves) and a PyTorch training
+# step (tests/torch/train.py, DataLoader with pin_memory), each under
+# pincache with PINCACHE_CUPTI=off and with PINCACHE_CUPTI=auto.
+#
+#   CUPTITAX_ROUNDS  processes of each, off and auto alternating, the order
+#                    reversed every other round (default 3)
+#   CUPTITAX_SIZES   churn sizes in MB (default "1 8")
+#   CUPTITAX_TRAIN   train.py's options (default "--pin 1 --epochs 2
+#                    --steps 150"); "off": no training runs
+#   PYTHON           the interpreter for train.py (default python3)
+#
+# A markdown report on stdout: per workload the figure with CUPTI off and
+# auto (each the median of the rounds' figures: churn ms per batch, train
+# median step ms) and auto/off, one "PASS: "/"FAIL: " line per workload
+# (auto at most CUPTITAX_MAX, default 1.02, times off), and one that every
+# auto run had CUPTI enabled (cupti_enabled in its report: else the
+# comparison measured nothing).  Progress on stderr; runs and reports in
+# OUTDIR.  CUPTITAX_REPORT_ONLY=1 renders OUTDIR again.  Exit status 0 when
+# every criterion passes, 1 otherwise; 0 with "no CUDA device".
+set -u
+unset LD_PRELOAD PINCACHE_CUPTI PINCACHE_MODE
+
+cmdline="$0 $*"
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+[ $# -eq 2 ] || { echo "usage: cuptitax.sh BUILDDIR OUTDIR" >&2; exit 2; }
+builddir=$(cd "$1" 2>/dev/null && pwd) || { echo "cuptitax.sh: no build folder $1" >&2; exit 2; }
+mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
+lib=$builddir/src/.libs/libpincache.so
+bin=$builddir/tests/bench
+max=${CUPTITAX_MAX:-1.02}
+# shellcheck source=tests/bench/benchlib.sh
+. "$srcdir/tests/bench/benchlib.sh"
+
+if [ "${CUPTITAX_REPORT_ONLY:-0}" = 1 ]; then
+    # shellcheck source=/dev/null
+    . "$out/config.txt" || exit 2
+else
+    rounds=${CUPTITAX_ROUNDS:-3}
+    sizes=${CUPTITAX_SIZES:-1 8}
+    train=${CUPTITAX_TRAIN:---pin 1 --epochs 2 --steps 150}
+    py=${PYTHON:-python3}
+    "$py" -c 'import torch' 2>/dev/null || train=off
+    printf "rounds='%s'\nsizes='%s'\ntrain='%s'\n" "$rounds" "$sizes" "$train" >"$out/config.txt"
+    # shellcheck source=tests/gpu/cuda-env.sh
+    . "$srcdir/tests/gpu/cuda-env.sh"
+    pc_find_nvcc || { echo "cuptitax.sh: no nvcc; nothing measured"; exit 0; }
+    [ -f "$lib" ] || { echo "cuptitax.sh: $lib not found (build pincache first)" >&2; exit 2; }
+    mkdir -p "$bin" || exit 2
+    pc_build "$bin/churn" "$srcdir/tests/bench/churn.cu" >"$out/build.log" 2>&1 ||
+        { echo "cuptitax.sh: build failed:" >&2; cat "$out/build.log" >&2; exit 2; }
+    nvidia-smi -L >/dev/null 2>&1 || { echo "cuptitax.sh: no CUDA device; nothing measured"; exit 0; }
+    bench_machine
+    rm -f "$out"/churn*.* "$out"/train.*
+    t0=$(date +%s)
+    for r in $(seq "$rounds"); do
+        order="off auto"
+        [ $((r % 2)) = 0 ] && order="auto off"
+        for how in $order; do
+            env=(LD_PRELOAD="$lib" PINCACHE_CUPTI="$how")
+            for mb in $sizes; do
+                bench_run "churn$mb.$how.$r" 200 "${env[@]}" PINCACHE_REPORT="$out/churn$mb.$how.$r.json" -- \
+                    "$bin/churn" --variant churn --size "$mb" --reps 5
+            done
+            # shellcheck disable=SC2086
+            [ "$train" = off ] || bench_run "train.$how.$r" 300 "${env[@]}" PINCACHE_REPORT="$out/train.$how.$r.json" -- \
+                "$py" "$srcdir/tests/torch/train.py" $train
+        done
+    done
+    echo "wall=$(($(date +%s) - t0))" >>"$out/machine.txt"
+fi
+
+# fig NAME HOW KEY: the median over NAME's HOW runs of KEY in their RESULT lines
+fig() {
+    for f in "$out/$1.$2".*.out; do
+        [ -f "$f" ] && sed -n "s/^RESULT .*$3=\([0-9.]*\).*/\1/p" "$f" | tail -n 1
+    done | med
+}
+
+echo "## CUPTI on and off under pincache (issue 19)"
+echo
+echo "- date: $(m date); GPU, driver: $(m gpu); host: $(m host); wall $(m wall) s"
+echo "- command: \`$(m command)\`; $rounds processes of each, alternating"
+echo
+echo "| workload | PINCACHE_CUPTI=off | auto | auto/off |"
+echo "|---|---:|---:|---:|"
+rows=() verdicts=()
+for mb in $sizes; do
+    rows+=("churn$mb|churn, $mb MB (ms per batch)|ms_per_batch")
+done
+[ "$train" = off ] || rows+=("train|train.py $train (median step ms)|step_ms")
+for row in "${rows[@]}"; do
+    IFS='|' read -r name what key <<<"$row"
+    a=$(fig "$name" off "$key")
+    b=$(fig "$name" auto "$key")
+    x=$(ratio "$b" "$a")
+    echo "| $what | ${a:-?} | ${b:-?} | ${x:-?} |"
+    verdicts+=("$(within "$x" "$max")|$what: auto/off ${x:-?}, at most $max")
+done
+echo
+for v in "${verdicts[@]}"; do
+    verdict "${v%%|*}" "${v#*|}"
+done
+# every auto run's report: CUPTI enabled (or handed over to a profiler)
+n=0 on=0
+for f in "$out"/*.auto.*.json; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    grep -q '"cupti_enabled": *1' "$f" && on=$((on + 1))
+done
+verdict "$([ "$n" -gt 0 ] && [ "$on" = "$n" ] && echo 1 || echo 0)" "CUPTI enabled in every auto run ($on of $n reports)"
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
