@@ -4,8 +4,10 @@
 #
 #   PC_GPU_SECTIONS     every section, in the order they run
 #   PC_GPU_CHECKS       the sections make check-gpu runs: all but bench,
-#                       which measures and checks nothing (make bench), and
-#                       cold, issue 18's benchmark (tests/bench/coldalloc.sh)
+#                       which measures and checks nothing (make bench),
+#                       cold, issue 18's benchmark (tests/bench/coldalloc.sh),
+#                       and synctax, issue 19's idle synchronizing calls
+#                       (tests/bench/synctax.sh)
 #   pc_gpu_section NAME run one: its header, then the last lines of its
 #                       output (all of it in $pc_gpu_file); returns its exit
 #                       status, 77 when it cannot run here (no torch, or a
@@ -16,8 +18,8 @@
 # work (a folder for their logs, which h200.sh packs).
 # shellcheck shell=bash
 
-PC_GPU_SECTIONS="suite fuzz stage bench cold cupti driver sim smoke torch"
-PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold/}
+PC_GPU_SECTIONS="suite fuzz stage bench cold synctax cupti driver sim smoke torch"
+PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold synctax/}
 
 # pc_gpu_tee FILE LINES: stdin into FILE, its last LINES lines (all: "all")
 # on stdout
@@ -35,6 +37,23 @@ pc_gpu_folder() {
     timeout "$2" bash "$srcdir/tests/$1/run-gpu.sh" "$builddir" 2>&1 | pc_gpu_tee "$pc_gpu_file" "$3"
     rc=${PIPESTATUS[0]}
     cp -r "$builddir/tests/$1/gpu-run" "$work/$1logs" 2>/dev/null
+    return "$rc"
+}
+
+# pc_gpu_bench NAME FILE LOGS SECONDS HEADER: tests/bench/NAME.sh BUILDDIR
+# $work/LOGS, its markdown report whole in $out/FILE; its progress, runs and
+# pincache's reports in $work/LOGS (the last progress lines shown when it
+# could not measure)
+pc_gpu_bench() {
+    local rc
+    pc_gpu_file=$out/$2
+    [ -f "$srcdir/tests/bench/$1.sh" ] || return 77
+    echo "== $5"
+    mkdir -p "$work/$3"
+    timeout "$4" bash "$srcdir/tests/bench/$1.sh" "$builddir" "$work/$3" \
+        2>"$work/$3/progress.log" | pc_gpu_tee "$pc_gpu_file" all
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -le 1 ] || tail -n 20 "$work/$3/progress.log"
     return "$rc"
 }
 
@@ -69,16 +88,15 @@ pc_gpu_section() {
             pc_gpu_tee "$pc_gpu_file" 60
         rc=${PIPESTATUS[0]} ;;
     cold)
-        # about 2 minutes on an H200; the report whole, its progress, runs
-        # and pincache's reports in $work/coldlogs
-        pc_gpu_file=$out/coldalloc.md
-        [ -f "$srcdir/tests/bench/coldalloc.sh" ] || return 77
-        echo "== cold allocations, copy rates of the blocks, varsize (issue 18)"
-        mkdir -p "$work/coldlogs"
-        timeout 300 bash "$srcdir/tests/bench/coldalloc.sh" "$builddir" "$work/coldlogs" \
-            2>"$work/coldlogs/progress.log" | pc_gpu_tee "$pc_gpu_file" all
-        rc=${PIPESTATUS[0]}
-        [ "$rc" -le 1 ] || tail -n 20 "$work/coldlogs/progress.log" ;;
+        # about 2 minutes on an H200
+        pc_gpu_bench coldalloc coldalloc.md coldlogs 300 \
+            "cold allocations, copy rates of the blocks, varsize (issue 18)"
+        rc=$? ;;
+    synctax)
+        # under a minute
+        pc_gpu_bench synctax synctax.md synctaxlogs 200 \
+            "idle synchronizing calls, plain and under pincache (issue 19)"
+        rc=$? ;;
     cupti)
         pc_gpu_folder cupti 200 30 "CUPTI timeline"
         rc=$? ;;
