@@ -8,7 +8,8 @@
 # tests/gpu/sections.sh, which make check-gpu runs too (all but bench, and
 # cold and speed, issues 18's and 19's benchmarks).
 # PINCACHE_H200_SECTIONS picks sections (default: all of them, "suite fuzz
-# stage bench cold speed cupti driver sim smoke torch"), to fit a device call's time limit;
+# stage bench cold speed cupti driver sim smoke torch"), to fit a device
+# call's time limit (PINCACHE_H200_SECTIONS=speed: issue 19's tables alone);
 # PINCACHE_H200_REUSE=1 keeps the build of an earlier call on the same
 # machine.  PINCACHE_FUZZ_SEEDS: the fuzzer's seeds (default 1000), from
 # PINCACHE_FUZZ_FIRST (default 1), in batches begun only while they fit in

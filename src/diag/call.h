@@ -12,6 +12,7 @@
 #define PC_NOTE_AVOIDED 0x10u  /* GPU work was in flight; the real call would have waited */
 #define PC_NOTE_TIMED   0x20u  /* a copy that returns only once the data has arrived */
 #define PC_NOTE_BATCH   0x40u  /* a batched copy: its operands' kinds are accounted one by one */
+#define PC_NOTE_WAITS   0x80u  /* its only work is waiting for the GPU: PC_NOTE_BUSY from its duration */
 
 /* The interposed call in flight on this thread.  The guard (pc_enter) lets a
  * thread run one at a time, so one thread-local record is enough.

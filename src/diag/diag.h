@@ -53,14 +53,20 @@ static inline void pc_call_set_bytes(uint64_t bytes)
     pc_tls_call.bytes = bytes;
 }
 
-/* --- sync attribution: is the GPU work this call waits for in flight? --- */
+/* --- sync attribution: did this call wait for GPU work? --- */
 
-/* Calls that wait for the whole device (cudaFree, cudaDeviceSynchronize,
- * cudaHostUnregister): notes PC_NOTE_BUSY when any fenced stream is busy. */
+/* The calls whose only work is the wait (cudaStreamSynchronize and its
+ * _ptsz form, on stream s with the per-thread stream resolved;
+ * cudaDeviceSynchronize): they waited when they lasted at least
+ * PC_SYNC_WAITED_NS (diag.c), so no CUDA call of ours is on their path.
+ * Only a thread's first call of each kind, which may pay for the runtime's
+ * lazy start-up, is asked as below instead. */
+void pc_diag_sync_stream(cudaStream_t s);
+void pc_diag_sync_device(void);
+/* Calls that do work of their own besides waiting for the whole device
+ * (cudaFree, cudaHostUnregister): their duration cannot tell, so the
+ * fenced streams are asked; notes PC_NOTE_BUSY when any is busy. */
 void pc_diag_probe_device(void);
-/* Calls that wait for one stream (cudaStreamSynchronize, sync copies):
- * one cudaStreamQuery. */
-void pc_diag_probe_stream(cudaStream_t s);
 
 /* Is this thread's call accounted (a record open, mode not off)? */
 static inline int pc_call_accounted(void)

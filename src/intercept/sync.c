@@ -1,5 +1,5 @@
 /* Calls that wait for the device or a stream: forwarded, and accounted with
- * whether they found GPU work to wait for (api/sync.c). */
+ * whether they waited for GPU work (api/sync.c). */
 #include "config.h"
 #include "intercept/guard.h"
 #include "api/sync.h"

@@ -98,6 +98,15 @@ void pc_stats_snapshot(struct pc_stats *out)
     uint64_t *o = (uint64_t *)out->api;
     for (size_t i = 0; i < PC_ROWS_WORDS(&pc_stats); i++)
         o[i] = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
+    for (size_t i = 0; i < PC_API_COUNT; i++) {
+        struct pc_api_stat *a = &out->api[i];
+
+        a->calls = 0;
+        for (size_t j = 0; j < PC_HIST_BUCKETS; j++)
+            a->calls += a->hist[j];
+        /* read apart from the histogram: never below 0 */
+        a->real_calls = a->calls > a->runtime_skipped ? a->calls - a->runtime_skipped : 0;
+    }
 
 #define STAT(name, kind, help) out->name = __atomic_load_n(&pc_stats.name, __ATOMIC_RELAXED);
 #define GAUGE(name, kind, help) \

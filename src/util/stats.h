@@ -28,11 +28,15 @@ enum pc_copy_id {
 #undef PC_COPY
     PC_COPY_COUNT
 };
+/* Two fields cost the counting call nothing (pc_stats_snapshot fills them
+ * in): calls is the sum of hist, real_calls is calls less runtime_skipped,
+ * the rare calls served with no runtime call at all. */
 struct pc_api_stat {
 #define PC_API_FIELD(name, kind, merge, help) uint64_t name;
 #include "util/stats.def"
 #undef PC_API_FIELD
     uint64_t hist[PC_HIST_BUCKETS];   /* calls by duration (hist.h) */
+    uint64_t runtime_skipped;         /* calls that reached no runtime function */
 };
 struct pc_copy_stat {
 #define PC_COPY_FIELD(name, kind, merge, help) uint64_t name;
@@ -69,7 +73,8 @@ uint64_t pc_now_ns(void);
 /* Reset every statistic (used in a forked child). */
 void pc_stats_reset(void);
 
-/* A consistent-enough copy for the report: each field read atomically. */
+/* A consistent-enough copy for the report: each field read atomically,
+ * and each API's calls and real_calls worked out (struct pc_api_stat). */
 void pc_stats_snapshot(struct pc_stats *out);
 
 /* One row per stats.def entry, in its order, for code that walks them all

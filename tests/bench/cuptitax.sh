@@ -23,12 +23,9 @@
 set -u
 unset LD_PRELOAD PINCACHE_CUPTI PINCACHE_MODE
 
-cmdline="$0 $*"
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-[ $# -eq 2 ] || { echo "usage: cuptitax.sh BUILDDIR OUTDIR" >&2; exit 2; }
-builddir=$(cd "$1" 2>/dev/null && pwd) || { echo "cuptitax.sh: no build folder $1" >&2; exit 2; }
-mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
-lib=$builddir/src/.libs/libpincache.so
+# shellcheck source=tests/bench/args.sh
+. "$srcdir/tests/bench/args.sh"
 bin=$builddir/tests/bench
 max=${CUPTITAX_MAX:-1.02}
 # shellcheck source=tests/bench/benchlib.sh

@@ -25,12 +25,9 @@
 set -u
 unset LD_PRELOAD # plain runs must be plain
 
-cmdline="$0 $*"
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-[ $# -eq 2 ] || { echo "usage: xover.sh BUILDDIR OUTDIR" >&2; exit 2; }
-builddir=$(cd "$1" 2>/dev/null && pwd) || { echo "xover.sh: no build folder $1" >&2; exit 2; }
-mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
-lib=$builddir/src/.libs/libpincache.so
+# shellcheck source=tests/bench/args.sh
+. "$srcdir/tests/bench/args.sh"
 bin=$builddir/tests/bench
 slack=${XOVER_SLACK:-1.03}
 # shellcheck source=tests/bench/benchlib.sh

@@ -8,7 +8,14 @@
  *   callcount small      4 KiB cudaMemcpy H2D from malloc'd memory, then
  *                        cudaStreamSynchronize(0)
  *   callcount small-dev  the same with cudaDeviceSynchronize
- *   callcount large      1 MiB (staged), then cudaStreamSynchronize(0) */
+ *   callcount large      1 MiB (staged), then cudaStreamSynchronize(0)
+ *   callcount sync CALL idle|busy
+ *                        one synchronizing call alone, CALL: stream
+ *                        (cudaStreamSynchronize of a created stream), ptsz
+ *                        (cudaStreamSynchronize_ptsz(0), the per-thread
+ *                        stream) or device (cudaDeviceSynchronize); busy:
+ *                        with a 2 ms kernel in flight on that stream (device:
+ *                        on the created stream), launched before the count */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +23,82 @@
 
 #define MAXC 256
 
+static struct sim_call before[MAXC];
+static int nbefore;
+
 static int snap(struct sim_call *c)
 {
     int n = simCalls(c, MAXC);
     return n < MAXC ? n : MAXC;
 }
 
-static unsigned long long before_of(const struct sim_call *b, int nb, const char *name)
+static unsigned long long before_of(const char *name)
 {
-    for (int i = 0; i < nb; i++)
-        if (strcmp(b[i].name, name) == 0)
-            return b[i].calls;
+    for (int i = 0; i < nbefore; i++)
+        if (strcmp(before[i].name, name) == 0)
+            return before[i].calls;
     return 0;
+}
+
+/* The counted round begins. */
+static void count_from(void)
+{
+    nbefore = snap(before);
+}
+
+/* It ends: each entry point called since count_from, and the total.
+ * 0 when there are counts. */
+static int print_counts(void)
+{
+    static struct sim_call a[MAXC];
+    unsigned long long total = 0;
+    int na = snap(a);
+
+    if (na == 0) {
+        fprintf(stderr, "callcount: no counts (SIM_CALLS=1 unset?)\n");
+        return 1;
+    }
+    for (int i = 0; i < na; i++) {
+        unsigned long long d = a[i].calls - before_of(a[i].name);
+        if (d) {
+            printf("calls %s %llu\n", a[i].name, d);
+            total += d;
+        }
+    }
+    printf("total %llu\n", total);
+    return 0;
+}
+
+static void nop(void *arg)
+{
+    (void)arg;
+}
+
+/* The sync modes (see the top). */
+static int sync_round(const char *call, const char *state)
+{
+    int ptsz = strcmp(call, "ptsz") == 0, dev = strcmp(call, "device") == 0;
+    int busy = strcmp(state, "busy") == 0;
+    cudaStream_t s;
+    cudaError_t e = cudaSuccess;
+
+    if ((!ptsz && !dev && strcmp(call, "stream")) || (!busy && strcmp(state, "idle")) ||
+        cudaStreamCreate(&s) != cudaSuccess) {
+        fprintf(stderr, "callcount: sync stream|ptsz|device idle|busy, or set-up failed\n");
+        return 99;
+    }
+    for (int round = 0; round < 2 && e == cudaSuccess; round++) {
+        if (busy && simLaunch(ptsz ? cudaStreamPerThread : s, nop, NULL, 2000) != cudaSuccess)
+            return 99;
+        if (round == 1)
+            count_from();
+        e = dev ? cudaDeviceSynchronize() : ptsz ? cudaStreamSynchronize_ptsz(0) : cudaStreamSynchronize(s);
+    }
+    if (e != cudaSuccess) {
+        fprintf(stderr, "callcount: the sync failed: %d\n", (int)e);
+        return 1;
+    }
+    return print_counts();
 }
 
 int main(int argc, char **argv)
@@ -35,12 +106,13 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "small";
     size_t n = strcmp(what, "large") == 0 ? (size_t)1 << 20 : 4096;
     int devsync = strcmp(what, "small-dev") == 0;
-    static struct sim_call b[MAXC], a[MAXC];
-    unsigned long long total = 0;
-    char *host = malloc(n);
+    char *host;
     void *dev = NULL;
-    int nb, na, rc = 99;
+    int rc = 99;
 
+    if (strcmp(what, "sync") == 0)
+        return sync_round(argc > 2 ? argv[2] : "", argc > 3 ? argv[3] : "");
+    host = malloc(n);
     if (!host || cudaMalloc(&dev, n) != cudaSuccess) {
         fprintf(stderr, "callcount: setup failed\n");
         goto out;
@@ -48,7 +120,7 @@ int main(int argc, char **argv)
     memset(host, 7, n);
     for (int round = 0; round < 2; round++) {
         if (round == 1)
-            nb = snap(b);
+            count_from();
         if (cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice) != cudaSuccess ||
             (devsync ? cudaDeviceSynchronize() : cudaStreamSynchronize(0)) != cudaSuccess) {
             fprintf(stderr, "callcount: copy or sync failed\n");
@@ -56,20 +128,7 @@ int main(int argc, char **argv)
             goto out;
         }
     }
-    na = snap(a);
-    if (na == 0) {
-        fprintf(stderr, "callcount: no counts (SIM_CALLS=1 unset?)\n");
-        goto out;
-    }
-    for (int i = 0; i < na; i++) {
-        unsigned long long d = a[i].calls - before_of(b, nb, a[i].name);
-        if (d) {
-            printf("calls %s %llu\n", a[i].name, d);
-            total += d;
-        }
-    }
-    printf("total %llu\n", total);
-    rc = 0;
+    rc = print_counts();
 out:
     free(host);
     return rc;

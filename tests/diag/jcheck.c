@@ -1,7 +1,8 @@
 /* jcheck - read pincache's JSON output for the diagnostics tests (jansson).
  *
- *   jcheck expect REPORT.json [LABEL]   "expect PATH[+PATH...] VALUE" lines on stdin
- *                                       -> one TAP point each, then the plan
+ *   jcheck expect REPORT.json [LABEL]   "expect PATH[+PATH...] VALUE [MAX]" lines on
+ *                                       stdin -> one TAP point each, then the plan;
+ *                                       with MAX, any value from VALUE to MAX
  *   jcheck get FILE.json PATH[+PATH...] print one value (integers, true/false, null);
  *                                       several paths: their sum
  *   jcheck trace TRACE.json             print "key value" facts about a Chrome trace
@@ -68,19 +69,24 @@ static int cmd_expect(const char *path, const char *label)
 {
     json_t *root = load(path);
     char line[1200], what[1024];
-    long long want, got;
+    long long want, max, got;
+    int n;
 
     while (fgets(line, sizeof line, stdin)) {
-        if (sscanf(line, "expect %1023s %lld", what, &want) != 2)
+        if ((n = sscanf(line, "expect %1023s %lld %lld", what, &want, &max)) < 2)
             continue;
         got = value(root, what);
         npoint++;
-        if (got == want) {
-            printf("ok %d - %s%s%s = %lld\n", npoint, label ? label : "", label ? ": " : "", what, want);
+        if (n == 2)
+            snprintf(line, sizeof line, "= %lld", want);
+        else
+            snprintf(line, sizeof line, "in %lld..%lld", want, max);
+        if (n == 2 ? got == want : got >= want && got <= max) {
+            printf("ok %d - %s%s%s %s\n", npoint, label ? label : "", label ? ": " : "", what, line);
         } else {
             nfail++;
-            printf("not ok %d - %s%s%s = %lld\n# got %lld\n", npoint, label ? label : "",
-                   label ? ": " : "", what, want, got);
+            printf("not ok %d - %s%s%s %s\n# got %lld\n", npoint, label ? label : "",
+                   label ? ": " : "", what, line, got);
         }
     }
     json_decref(root);

@@ -15,6 +15,14 @@
  *                                           reports only if it made CUDA calls
  *   scenario exit-thread                    exit() from a second thread mid-run
  *   scenario bench PAIRS                    time alloc/free pairs (overhead measurement)
+ *   scenario syncwait ROUNDS                synchronizing calls waiting for a short kernel,
+ *                                           and idle
+ *
+ * cudaStreamSynchronize (and _ptsz) and cudaDeviceSynchronize are told by
+ * their duration (pincache(7), Sync attribution): an idle one that took
+ * SYNC_WAITED_NS or more here may count as waited (on a loaded machine), so
+ * their synced count is expected in a range, "expect PATH LOW HIGH", exact
+ * whenever no idle one was that slow.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -29,6 +37,9 @@
 #define MIB (1ull << 20)
 #define KERNEL_US 40000          /* long enough that "busy at entry" is never a race */
 #define WAITED_NS 10000000ull    /* a call that took this long waited for the kernel */
+#define SYNC_WAITED_NS 5000ull   /* pincache's rule (diag.c, PC_SYNC_WAITED_NS) */
+#define SHORT_US 2500            /* syncwait's kernel */
+#define SHORT_STALL_NS 2000000ull   /* ... each sync that waited for it stalled at least this long */
 
 static int errors;
 
@@ -70,10 +81,20 @@ static void expect(const char *path, unsigned long long v)
     printf("expect %s %llu\n", path, v);
 }
 
-/* What the program did, per API (keys as in the report). */
+static void expect_range(const char *path, unsigned long long lo, unsigned long long hi)
+{
+    if (hi > lo)
+        printf("expect %s %llu %llu\n", path, lo, hi);
+    else
+        expect(path, lo);
+}
+
+/* What the program did, per API (keys as in the report).  maybe: calls
+ * pincache may count as synced or not (idle ones of the timed APIs that
+ * took SYNC_WAITED_NS or more). */
 struct tally {
     const char *key;
-    unsigned long long calls, bytes, synced;
+    unsigned long long calls, bytes, synced, maybe;
 };
 
 static struct tally T[] = {
@@ -97,13 +118,24 @@ static unsigned long long device_waits(void)
     return c.device_waits;
 }
 
+/* An idle call of an API pincache tells by its duration that took
+ * SYNC_WAITED_NS or more: it may count it as synced. */
+static void idle_took(int t, uint64_t t0)
+{
+    if ((t == SS || t == DS) && now_ns() - t0 >= SYNC_WAITED_NS)
+        T[t].maybe++;
+}
+
 /* Calls that wait for the whole device: the sim says whether it waited. */
 #define DEVICE_WAIT(t, call)                                                        \
     do {                                                                            \
-        unsigned long long w0_ = device_waits();                                    \
+        unsigned long long w0_ = device_waits(), w_;                                \
+        uint64_t t0_ = now_ns();                                                    \
         CK(call);                                                                   \
         T[t].calls++;                                                               \
-        T[t].synced += device_waits() - w0_;                                        \
+        T[t].synced += w_ = device_waits() - w0_;                                   \
+        if (!w_)                                                                    \
+            idle_took(t, t0_);                                                      \
     } while (0)
 
 /* Calls that wait for a stream.  waits_: known by construction - 1 right
@@ -120,6 +152,8 @@ static unsigned long long device_waits(void)
         T[t].calls++;                                                               \
         T[t].bytes += (bytes_);                                                     \
         T[t].synced += (waits_);                                                    \
+        if (!(waits_))                                                              \
+            idle_took(t, t0_);                                                      \
         if ((waits_) && now_ns() - t0_ < WAITED_NS) {                               \
             fprintf(stderr, "scenario: %s returned at once: nothing to wait for\n",  \
                     #call);                                                         \
@@ -245,7 +279,7 @@ static int counts(int observe, int scale)
         }
         if (i != FH) {
             snprintf(path, sizeof path, "apis.%s.synced", T[i].key);
-            expect(path, T[i].synced);
+            expect_range(path, T[i].synced, T[i].synced + T[i].maybe);
         }
     }
     for (i = 0; i < 4; i++) {
@@ -294,6 +328,86 @@ static int counts(int observe, int scale)
         expect("stats.syncs_avoided", busy_frees);
         expect("stats.syncs_avoided", 4);
         expect("stats.predict_hits", 0);
+    }
+    return errors != 0;
+}
+
+/* --- syncwait: synchronizing calls told by their duration --------------- */
+
+static cudaStream_t sw_stream;
+static unsigned long long sw_stall_lo[NT], sw_stall_hi[NT];
+
+static cudaError_t sw_stream_sync(void)
+{
+    return cudaStreamSynchronize(sw_stream);
+}
+
+static cudaError_t sw_ptsz_sync(void)
+{
+    return cudaStreamSynchronize_ptsz(0);
+}
+
+/* One synchronizing call of tally t (SS or DS).  busy: right after a
+ * SHORT_US kernel queued on stream on; first: the thread's first call of
+ * its kind, which pincache asks about instead of timing it, so an idle one
+ * never counts however long it takes (SIM_CONTEXT_US).  A busy call made
+ * late (the kernel may have ended) or an idle one that took
+ * SYNC_WAITED_NS may count either way; the stall lies between the kernel's
+ * SHORT_STALL_NS per sure wait and the time of the calls that may count. */
+static void sw_call(int t, cudaError_t (*sync)(void), cudaStream_t on, int busy, int first)
+{
+    uint64_t t0, t1, launched = now_ns();
+    int sure;
+
+    if (busy)
+        CK(simLaunch(on, nop, NULL, SHORT_US));
+    t0 = now_ns();
+    CK(sync());
+    t1 = now_ns();
+    T[t].calls++;
+    sure = busy && t0 - launched < (SHORT_US * 1000ull - SHORT_STALL_NS) / 2;
+    if (busy && t1 - launched < SHORT_US * 1000ull) {
+        fprintf(stderr, "scenario: %s returned before its kernel ended\n", T[t].key);
+        errors++;
+    }
+    if (sure) {
+        T[t].synced++;
+        sw_stall_lo[t] += SHORT_STALL_NS;
+    } else if (busy || (!first && t1 - t0 >= SYNC_WAITED_NS)) {
+        T[t].maybe++;
+    } else {
+        return;
+    }
+    sw_stall_hi[t] += t1 - t0;
+}
+
+/* The process's first call is a cudaDeviceSynchronize (idle: with
+ * SIM_CONTEXT_US it is long), then each kind's first call on a created
+ * stream, then ROUNDS rounds of each kind busy and idle. */
+static int syncwait(int rounds)
+{
+    char path[128];
+
+    sw_call(DS, cudaDeviceSynchronize, NULL, 0, 1);
+    CK(cudaStreamCreate(&sw_stream));
+    sw_call(SS, sw_stream_sync, NULL, 0, 1);
+    sw_call(SS, sw_ptsz_sync, NULL, 0, 1);
+    for (int i = 0; i < rounds; i++) {
+        sw_call(SS, sw_stream_sync, sw_stream, 1, 0);
+        sw_call(SS, sw_stream_sync, NULL, 0, 0);
+        sw_call(SS, sw_ptsz_sync, cudaStreamPerThread, 1, 0);
+        sw_call(SS, sw_ptsz_sync, NULL, 0, 0);
+        sw_call(DS, cudaDeviceSynchronize, sw_stream, 1, 0);
+        sw_call(DS, cudaDeviceSynchronize, NULL, 0, 0);
+    }
+    CK(cudaStreamDestroy(sw_stream));
+    for (int t = SS; t <= DS; t++) {
+        snprintf(path, sizeof path, "apis.%s.calls", T[t].key);
+        expect(path, T[t].calls);
+        snprintf(path, sizeof path, "apis.%s.synced", T[t].key);
+        expect_range(path, T[t].synced, T[t].synced + T[t].maybe);
+        snprintf(path, sizeof path, "apis.%s.stall_ns", T[t].key);
+        expect_range(path, sw_stall_lo[t], sw_stall_hi[t]);
     }
     return errors != 0;
 }
@@ -431,7 +545,9 @@ int main(int argc, char **argv)
         return exit_thread();
     if (!strcmp(what, "bench") && argc > 2)
         return bench(atoi(argv[2]));
+    if (!strcmp(what, "syncwait") && argc > 2)
+        return syncwait(atoi(argv[2]));
     fprintf(stderr, "usage: scenario counts cache|observe [SCALE] | threads N PAIRS | fork [cuda] | "
-                    "exit-thread | bench PAIRS\n");
+                    "exit-thread | bench PAIRS | syncwait ROUNDS\n");
     return 2;
 }

@@ -138,6 +138,7 @@ static void read_config(void)
 	read_register_costs();
 	sim_cfg.copy_gbps = env_double("SIM_COPY_GBPS", 50);
 	sim_cfg.hostfn_us = env_double("SIM_HOSTFN_US", 0);
+	sim_cfg.context_us = env_double("SIM_CONTEXT_US", 0);
 	sim_cfg.pageable_access = env_choice("SIM_PAGEABLE_ACCESS", pageable_names, SIM_PAGEABLE_NONE);
 	sim_cfg.test_ctx_partial = env_double("SIM_TEST_CTX_PARTIAL", 0) != 0;
 }
@@ -188,10 +189,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* CUDA creates its context lazily, in the first call that needs one:
+ * SIM_CONTEXT_US makes that call last so much longer (none by default). */
+static pthread_once_t sim_context_once = PTHREAD_ONCE_INIT;
+
+static void sim_make_context(void)
+{
+	sim_sleep_us(sim_cfg.context_us);
+}
+
 cudaError_t sim_enter(void)
 {
 	cudaError_t e = sim_enter_host();
 
+	if (!e)
+		pthread_once(&sim_context_once, sim_make_context);
 	return e ? e : sim_sticky_error();
 }
 

@@ -6,8 +6,8 @@
 #   PC_GPU_CHECKS       the sections make check-gpu runs: all but bench,
 #                       which measures and checks nothing (make bench),
 #                       cold, issue 18's benchmark (tests/bench/coldalloc.sh),
-#                       and speed, issue 19's (tests/bench/xover.sh,
-#                       cuptitax.sh)
+#                       and speed, issue 19's (tests/bench/synctax.sh,
+#                       xover.sh, cuptitax.sh)
 #   pc_gpu_section NAME run one: its header, then the last lines of its
 #                       output (all of it in $pc_gpu_file); returns its exit
 #                       status, 77 when it cannot run here (no torch, or a
@@ -37,6 +37,23 @@ pc_gpu_folder() {
     timeout "$2" bash "$srcdir/tests/$1/run-gpu.sh" "$builddir" 2>&1 | pc_gpu_tee "$pc_gpu_file" "$3"
     rc=${PIPESTATUS[0]}
     cp -r "$builddir/tests/$1/gpu-run" "$work/$1logs" 2>/dev/null
+    return "$rc"
+}
+
+# pc_gpu_bench NAME FILE LOGS SECONDS HEADER: tests/bench/NAME.sh BUILDDIR
+# $work/LOGS, its markdown report whole in $out/FILE; its progress, runs and
+# pincache's reports in $work/LOGS (the last progress lines shown when it
+# could not measure)
+pc_gpu_bench() {
+    local rc
+    pc_gpu_file=$out/$2
+    [ -f "$srcdir/tests/bench/$1.sh" ] || return 77
+    echo "== $5"
+    mkdir -p "$work/$3"
+    timeout "$4" bash "$srcdir/tests/bench/$1.sh" "$builddir" "$work/$3" \
+        2>"$work/$3/progress.log" | pc_gpu_tee "$pc_gpu_file" all
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -le 1 ] || tail -n 20 "$work/$3/progress.log"
     return "$rc"
 }
 
@@ -71,32 +88,22 @@ pc_gpu_section() {
             pc_gpu_tee "$pc_gpu_file" 60
         rc=${PIPESTATUS[0]} ;;
     cold)
-        # about 2 minutes on an H200; the report whole, its progress, runs
-        # and pincache's reports in $work/coldlogs
-        pc_gpu_file=$out/coldalloc.md
-        [ -f "$srcdir/tests/bench/coldalloc.sh" ] || return 77
-        echo "== cold allocations, copy rates of the blocks, varsize (issue 18)"
-        mkdir -p "$work/coldlogs"
-        timeout 300 bash "$srcdir/tests/bench/coldalloc.sh" "$builddir" "$work/coldlogs" \
-            2>"$work/coldlogs/progress.log" | pc_gpu_tee "$pc_gpu_file" all
-        rc=${PIPESTATUS[0]}
-        [ "$rc" -le 1 ] || tail -n 20 "$work/coldlogs/progress.log" ;;
+        # about 2 minutes on an H200
+        pc_gpu_bench coldalloc coldalloc.md coldlogs 300 \
+            "cold allocations, copy rates of the blocks, varsize (issue 18)"
+        rc=$? ;;
     speed)
-        # issue 19's side-by-side benchmarks, about 5 minutes on an H200;
-        # their runs in $work/speedlogs/NAME
-        pc_gpu_file=$out/speed.md
-        [ -f "$srcdir/tests/bench/xover.sh" ] || return 77
-        echo "== issue 19: pageable copies against the driver (xover), CUPTI's cost (cuptitax)"
-        for a in xover cuptitax; do
-            mkdir -p "$work/speedlogs/$a"
-            timeout 400 bash "$srcdir/tests/bench/$a.sh" "$builddir" "$work/speedlogs/$a" \
-                2>"$work/speedlogs/$a/progress.log" | pc_gpu_tee "$pc_gpu_file.$a" all
-            b=${PIPESTATUS[0]}
-            [ "$b" -le 1 ] || tail -n 20 "$work/speedlogs/$a/progress.log"
-            [ "$b" = 0 ] || rc=1
+        # issue 19's side-by-side benchmarks, about 6 minutes on an H200:
+        # their reports one after the other in speed.md, their runs in
+        # $work/speedlogs/NAME
+        for a in synctax xover cuptitax; do
+            pc_gpu_bench "$a" "speed-$a.md" "speedlogs/$a" 400 "issue 19: tests/bench/$a.sh"
+            b=$?
+            [ "$b" = 0 ] || [ "$b" = 77 ] || rc=1
         done
-        cat "$pc_gpu_file".xover "$pc_gpu_file".cuptitax >"$pc_gpu_file" 2>/dev/null
-        rm -f "$pc_gpu_file".xover "$pc_gpu_file".cuptitax ;;
+        cat "$out/speed-synctax.md" "$out/speed-xover.md" "$out/speed-cuptitax.md" >"$out/speed.md" 2>/dev/null
+        rm -f "$out"/speed-*.md
+        pc_gpu_file=$out/speed.md ;;
     cupti)
         pc_gpu_folder cupti 200 30 "CUPTI timeline"
         rc=$? ;;
