@@ -13,6 +13,7 @@
 #include "util/options.h"
 #include "report/output.h"
 #include "util/stats.h"
+#include "util/clock.h"
 #include "stage/stage.h"
 #include "stage/stage_threads.h"
 #include "stage/fastalloc.h"
@@ -60,7 +61,8 @@ struct pc_module {
 
 static const struct pc_module pc_modules[] = {
     /* name       start           before_fork              fork_child                    device_lost */
-    { "stats",    NULL,           NULL,                    pc_stats_reset,               NULL },
+    { "stats",    pc_stats_init,  NULL,                    pc_stats_reset,               NULL },
+    { "clock",    pc_clock_start, NULL,                    NULL,                         NULL },
     { "cache",    pc_cache_start, NULL,                    pc_cache_after_fork_child,    pc_cache_forget_device },
     { "fence",    NULL,           NULL,                    pc_fence_forget_all,          pc_fence_forget_device },
     { "register", NULL,           pc_register_before_fork, pc_register_after_fork_child, NULL },

@@ -8,7 +8,7 @@
 #include "real/real.h"
 #include "util/stats.h"
 
-__thread struct pc_alloc_call *pc_tls_alloc;
+__thread struct pc_alloc_call *pc_tls_alloc __attribute__((tls_model("initial-exec")));
 
 /* A failed runtime attempt replaces the program's pending last error with
  * 2, and the runtime has no call that puts it back; a plain run, with no

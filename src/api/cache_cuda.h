@@ -21,7 +21,7 @@ struct pc_alloc_call {
     int failed_loud;           /* a runtime attempt failed with nothing pending */
     int failed_quiet;          /* the last attempt failed through the driver */
 };
-extern __thread struct pc_alloc_call *pc_tls_alloc;
+extern __thread struct pc_alloc_call *pc_tls_alloc __attribute__((tls_model("initial-exec")));
 
 /* The cache keeps blocks apart by their flags, packed into 0..7: Portable,
  * WriteCombined and Mapped, so that a block is made by exactly the call the

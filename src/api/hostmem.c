@@ -49,6 +49,13 @@ static int pc_block_key(unsigned int flags, int drv, unsigned *key)
     return 0;
 }
 
+/* The block the cache last handed this thread, until this thread frees it
+ * (a hit pair's block): its free skips the pool's first look, a lock and a
+ * lookup, and learns from pc_pool_free what that look would have said.  A
+ * block freed or dropped meanwhile (a double free, a device reset) comes
+ * out as it would have, with a fence recorded first. */
+static __thread void *pc_tls_mine __attribute__((tls_model("initial-exec")));
+
 static int pc_caching(void)
 {
     return pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child && !pc_fence_broken;
@@ -96,6 +103,8 @@ static int pc_alloc(const struct pc_flavour *fl, void **p, size_t size, unsigned
     pc_tls_alloc = &c;
     err = pc_pool_alloc(&pc_cache, size, key, p, &hit);
     pc_tls_alloc = NULL;
+    if (err == 0)
+        pc_tls_mine = *p;
     if (err == 0 && hit)
         pc_call_note(PC_NOTE_HIT);
     if (err < 0)                      /* too large to cache */
@@ -161,26 +170,31 @@ static int pc_free_fast(const struct pc_flavour *fl, void *p)
     return err;
 }
 
+/* A free of a pointer that is no live block of the cache. */
+static enum pc_free_how pc_not_live(void *p, enum pc_block_state st)
+{
+    /* A fast block the pool never knew (its bookkeeping failed) is never
+     * the runtime's to free. */
+    if (st == PC_BLOCK_NONE)
+        return pc_fast_contains(p) == 2 ? PC_FREE_FAST : PC_FREE_FOREIGN;
+    PC_STAT_INC(free_invalid);
+    return PC_FREE_INVALID;
+}
+
 /* Take a block back into the cache if it is ours and live.  PC_FREE_REAL:
  * it was ours but the context is broken or no fence could be had, so it was
  * dropped from the cache and the caller must free it for real (with the
  * runtime's full wait, or its sticky error). */
 static enum pc_free_how pc_take_back(void *p)
 {
+    enum pc_block_state st;
     uint64_t seq = 0;
-    int busy = 0;
+    int busy = 0, mine = p == pc_tls_mine;
 
-    switch (pc_pool_state(&pc_cache, p, 0)) {
-    case PC_BLOCK_NONE:
-        /* A fast block the pool never knew (its bookkeeping failed) is
-         * never the runtime's to free. */
-        return pc_fast_contains(p) == 2 ? PC_FREE_FAST : PC_FREE_FOREIGN;
-    case PC_BLOCK_IDLE:
-        PC_STAT_INC(free_invalid);
-        return PC_FREE_INVALID;
-    case PC_BLOCK_LIVE:
-        break;
-    }
+    if (mine)
+        pc_tls_mine = NULL;
+    else if ((st = pc_pool_state(&pc_cache, p, 0)) != PC_BLOCK_LIVE)
+        return pc_not_live(p, st);
     /* No fence from a created context: its events would die with it, and
      * its context-wide event would not cover the primary context's work.
      * A broken context fails the fence (pc_fence_record asks), and the
@@ -189,9 +203,13 @@ static enum pc_free_how pc_take_back(void *p)
         (pc_opt.test_no_fences ? pc_fence_capturing() == 0 && !pc_fence_context_ok() : pc_fence_record(&seq, &busy) != 0)) {
         if (pc_fast_contains(p) == 2)
             return PC_FREE_FAST;
-        return pc_pool_forget(&pc_cache, p) == 0 ? PC_FREE_REAL : PC_FREE_INVALID;
+        if (pc_pool_forget(&pc_cache, p) == 0)
+            return PC_FREE_REAL;
+        return mine ? pc_not_live(p, pc_pool_state(&pc_cache, p, 0)) : PC_FREE_INVALID;
     }
-    if (pc_pool_free(&pc_cache, p, seq) != PC_BLOCK_LIVE) {
+    if ((st = pc_pool_free(&pc_cache, p, seq)) != PC_BLOCK_LIVE) {
+        if (mine)
+            return pc_not_live(p, st);
         PC_STAT_INC(free_invalid);   /* lost a race with another free of p */
         return PC_FREE_INVALID;
     }

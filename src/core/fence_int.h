@@ -66,10 +66,11 @@ extern int pc_fence_blind_any;
 struct pc_ev *pc_ev_get(int dev);
 void pc_ev_put(struct pc_ev *e);
 
-/* Device dev is among the used ones, which every fence covers. */
+/* Device dev is among the used ones, which every fence covers.  Every free
+ * asks: a plain load first, the locked or only for a new device. */
 static inline void pc_devmask_add(int dev)
 {
-    if (dev >= 0 && dev < PC_MAX_DEV)
+    if (dev >= 0 && dev < PC_MAX_DEV && !(__atomic_load_n(&F.devmask, __ATOMIC_RELAXED) & (1ull << dev)))
         __atomic_fetch_or(&F.devmask, 1ull << dev, __ATOMIC_RELAXED);
 }
 

@@ -85,7 +85,7 @@ static void pc_idle_push(struct pc_pool *p, struct pc_block *b)
     p->lru_tail = b;
     b->idle = 1;
     q->n++;
-    p->cached += b->size;
+    __atomic_store_n(&p->cached, p->cached + b->size, __ATOMIC_RELAXED);
 }
 
 static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
@@ -98,7 +98,7 @@ static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
     b->prev = b->next = b->lru_prev = b->lru_next = NULL;
     b->idle = 0;
     q->n--;
-    p->cached -= b->size;
+    __atomic_store_n(&p->cached, p->cached - b->size, __ATOMIC_RELAXED);
 }
 
 /* Slack above the peak request: headroom_pct of it, but at least 32 MiB so
@@ -129,11 +129,17 @@ static void pc_req_add(struct pc_pool *p, size_t req)
         p->req_peak = p->req_live;
 }
 
-static void pc_hand_out(struct pc_block *b, size_t req)
+/* The pool's gauges (stats.def), set from its own counts under its lock:
+ * stores, no atomic read-modify-write on the hit path.  A block being
+ * released by a trim is still held and cached until its real free returns.
+ * Only the pool moves these gauges in cache mode (observe mode's shadow
+ * moves live and requested bytes, and never reaches the pool). */
+static void pc_publish(const struct pc_pool *p)
 {
-    PC_GAUGE_ADD(cached_bytes, -(int64_t)b->size);
-    PC_GAUGE_ADD(live_bytes, b->size);
-    PC_GAUGE_ADD(requested_bytes, req);
+    PC_GAUGE_SET(cached_bytes, p->cached + p->releasing);
+    PC_GAUGE_SET(held_bytes, p->held + p->releasing);
+    PC_GAUGE_SET(live_bytes, p->held - p->cached);
+    PC_GAUGE_SET(requested_bytes, p->req_live);
 }
 
 /* The oldest idle block of a bucket if its fence is known complete. */
@@ -177,7 +183,7 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     int err = p->ops->alloc(p->ctx, size, key, &ptr);
     uint64_t dt = pc_now_ns() - t0;
 
-    if (err == p->ops->oom_error && p->cached > 0) {
+    if (err == p->ops->oom_error && __atomic_load_n(&p->cached, __ATOMIC_RELAXED) > 0) {
         PC_STAT_INC(oom_retries);
         pc_pool_trim(p, 0);
         err = p->ops->alloc(p->ctx, size, key, &ptr);
@@ -201,10 +207,8 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     }
     p->held += size;
     pc_req_add(p, req);
+    pc_publish(p);
     pthread_mutex_unlock(&p->lock);
-    PC_GAUGE_ADD(held_bytes, size);
-    PC_GAUGE_ADD(live_bytes, size);
-    PC_GAUGE_ADD(requested_bytes, req);
     *out = ptr;
     return 0;
 
@@ -241,7 +245,8 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         return -1;
     }
     q = &p->home[PC_KEY_HOME(key)]->bucket[cls][PC_KEY_FLAGS(key)];
-    b = pc_take_ready(p, q, req, &wait_seq, &idle);
+    if ((b = pc_take_ready(p, q, req, &wait_seq, &idle)) != NULL)
+        pc_publish(p);
     pthread_mutex_unlock(&p->lock);
     if (!b && wait_seq) {
         /* The oldest candidate is still fenced: poll it (outside the lock:
@@ -264,12 +269,12 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         }
         if (ready) {
             pthread_mutex_lock(&p->lock);
-            b = pc_take_ready(p, q, req, &wait_seq, &idle);
+            if ((b = pc_take_ready(p, q, req, &wait_seq, &idle)) != NULL)
+                pc_publish(p);
             pthread_mutex_unlock(&p->lock);
         }
     }
     if (b) {
-        pc_hand_out(b, req);
         PC_STAT_INC(alloc_hits);
         *hit = 1;
         *out = b->ptr;
@@ -308,7 +313,6 @@ int pc_pool_live_key(struct pc_pool *p, const void *ptr)
 enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)
 {
     struct pc_block *b;
-    size_t size = 0, req = 0;
     enum pc_block_state st = PC_BLOCK_NONE;
 
     pthread_mutex_lock(&p->lock);
@@ -318,18 +322,12 @@ enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)
     } else if (b) {
         st = PC_BLOCK_LIVE;
         b->fence = fence;
-        size = b->size;
-        req = b->req;
+        p->req_live -= b->req;
         b->req = 0;
-        p->req_live -= req;
         pc_idle_push(p, b);
+        pc_publish(p);
     }
     pthread_mutex_unlock(&p->lock);
-    if (st == PC_BLOCK_LIVE) {
-        PC_GAUGE_ADD(live_bytes, -(int64_t)size);
-        PC_GAUGE_ADD(requested_bytes, -(int64_t)req);
-        PC_GAUGE_ADD(cached_bytes, size);
-    }
     return st;
 }
 
@@ -346,10 +344,8 @@ int pc_pool_forget(struct pc_pool *p, void *ptr)
     pc_registry_del(&p->reg, b);
     p->held -= b->size;
     p->req_live -= b->req;
+    pc_publish(p);
     pthread_mutex_unlock(&p->lock);
-    PC_GAUGE_ADD(live_bytes, -(int64_t)b->size);
-    PC_GAUGE_ADD(requested_bytes, -(int64_t)b->req);
-    PC_GAUGE_ADD(held_bytes, -(int64_t)b->size);
     free(b);
     return 0;
 }
@@ -364,6 +360,7 @@ static void pc_trim(struct pc_pool *p, size_t target, int for_cap)
         pc_idle_unlink(p, b);
         pc_registry_del(&p->reg, b);
         p->held -= b->size;
+        p->releasing += b->size;
         b->next = victims;
         victims = b;
     }
@@ -379,8 +376,10 @@ static void pc_trim(struct pc_pool *p, size_t target, int for_cap)
             PC_STAT_INC(trim_cap_blocks);
             PC_STAT_ADD(trim_cap_bytes, b->size);
         }
-        PC_GAUGE_ADD(cached_bytes, -(int64_t)b->size);
-        PC_GAUGE_ADD(held_bytes, -(int64_t)b->size);
+        pthread_mutex_lock(&p->lock);
+        p->releasing -= b->size;
+        pc_publish(p);
+        pthread_mutex_unlock(&p->lock);
         free(b);
     }
 }
@@ -392,11 +391,8 @@ void pc_pool_trim(struct pc_pool *p, size_t target)
 
 void pc_pool_enforce_cap(struct pc_pool *p)
 {
-    size_t cached;
+    size_t cached = __atomic_load_n(&p->cached, __ATOMIC_RELAXED);   /* no lock: called after every free */
 
-    pthread_mutex_lock(&p->lock);
-    cached = p->cached;
-    pthread_mutex_unlock(&p->lock);
     if (cached <= p->max_cached)
         return;
     if (cached <= p->max_cached + p->max_cached / 8 && !p->ops->device_idle(p->ctx))
@@ -407,29 +403,23 @@ void pc_pool_enforce_cap(struct pc_pool *p)
 void pc_pool_drop_home(struct pc_pool *p, unsigned home)
 {
     struct pc_block *b, *tmp;
-    int64_t live = 0, cached = 0, held = 0, req = 0;
+    int dropped = 0;
 
     pthread_mutex_lock(&p->lock);
     HASH_ITER(hh, p->reg.by_ptr, b, tmp) {
         if (PC_KEY_HOME(b->key) != home)
             continue;
-        if (b->idle) {
-            cached += (int64_t)b->size;
+        if (b->idle)
             pc_idle_unlink(p, b);
-        } else {
-            live += (int64_t)b->size;
-            req += (int64_t)b->req;
+        else
             p->req_live -= b->req;
-        }
-        held += (int64_t)b->size;
         p->held -= b->size;
+        dropped = 1;
         pc_registry_del(&p->reg, b);
         b->next = p->dropped;       /* kept reachable; never used again */
         p->dropped = b;
     }
+    if (dropped)               /* an empty pool (observe mode) leaves the shadow's gauges alone */
+        pc_publish(p);
     pthread_mutex_unlock(&p->lock);
-    PC_GAUGE_ADD(cached_bytes, -cached);
-    PC_GAUGE_ADD(live_bytes, -live);
-    PC_GAUGE_ADD(requested_bytes, -req);
-    PC_GAUGE_ADD(held_bytes, -held);
 }

@@ -58,8 +58,9 @@ struct pc_pool {
     struct pc_registry reg;
     struct pc_home *home[PC_POOL_NHOME];   /* idle lists, made on a home's first use */
     struct pc_block *lru_head, *lru_tail;
-    size_t cached;                   /* idle bytes */
+    size_t cached;                   /* idle bytes; written atomically, read without the lock by the cap check */
     size_t held;                     /* real bytes owned, live or idle */
+    size_t releasing;                /* bytes a trim took out, still being released */
     size_t req_live, req_peak;       /* bytes the program asked for: now, and at most */
     unsigned headroom_pct;           /* read-only after init */
     struct pc_block *dropped;        /* blocks forgotten by pc_pool_drop_home */

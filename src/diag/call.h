@@ -18,7 +18,8 @@
  * thread run one at a time, so one thread-local record is enough.
  * api < 0: not accounted (mode off, or no call open). */
 struct pc_call {
-    uint64_t t0;
+    uint64_t t0;           /* entry: CLOCK_MONOTONIC ns, or TSC ticks when tick_mult */
+    uint64_t tick_mult;    /* the TSC's rate t0 was read at (util/clock.h), or 0 */
     uint64_t bytes;
     void *ptr;             /* the block (free, register), or the out-pointer (allocations) */
     int api;               /* PC_API_* */

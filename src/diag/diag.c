@@ -3,7 +3,8 @@
  * timeline are their own modules.
  *
  * The hot path (a cache hit, an idle synchronizing call) costs two clock
- * reads and a few relaxed atomic adds into pc_stats: no lock, no CUDA call.
+ * reads and a handful of adds into this thread's own counters
+ * (util/stats.h): no lock, no atomic read-modify-write, no CUDA call.
  * Probes that ask CUDA whether work is in flight run only for calls that
  * can wait for it and whose duration cannot tell (diag.h). */
 #include "config.h"
@@ -28,40 +29,56 @@ __thread struct pc_call pc_tls_call __attribute__((tls_model("initial-exec"))) =
  * when on, gives the exact overlap besides (gpu_waited, gpu_stall_ns). */
 #define PC_SYNC_WAITED_NS 5000u
 
-static void pc_max(uint64_t *m, uint64_t v)
+/* Into this thread's counters (mine, util/stats.h). */
+#define PC_ADD(field, v) pc_count(&(field), (uint64_t)(v), mine)
+
+/* Observe mode's shadow of the cache follows the host-memory calls; the
+ * registered ranges are followed in every mode. */
+static int pc_shadowed(int api)
 {
-    uint64_t cur = __atomic_load_n(m, __ATOMIC_RELAXED);
-
-    while (v > cur && !__atomic_compare_exchange_n(m, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    switch (api) {
+    case PC_API_host_register:
+    case PC_API_host_unregister:
+        return 1;
+    case PC_API_host_alloc:
+    case PC_API_malloc_host:
+    case PC_API_free_host:
+        return pc_state.mode == PC_MODE_OBSERVE;
+    default:
+        return 0;
+    }
 }
-
-#define PC_ADD(field, v) __atomic_fetch_add(&(field), (uint64_t)(v), __ATOMIC_RELAXED)
 
 void pc_call_end(int ok)
 {
     struct pc_call *c = &pc_tls_call;
     struct pc_api_stat *a;
+    struct pc_stats *s;
     uint64_t t1, dt;
+    int mine;
 
     if (c->api < 0 || c->api >= PC_API_COUNT)
         return;
-    t1 = pc_now_ns();
-    dt = t1 > c->t0 ? t1 - c->t0 : 0;
-    if (ok && (c->api == PC_API_host_alloc || c->api == PC_API_malloc_host ||
-               c->api == PC_API_free_host || c->api == PC_API_host_register ||
-               c->api == PC_API_host_unregister))
+    if (c->tick_mult) {
+        /* Only while neither the trace nor CUPTI wants times (clock.h). */
+        t1 = pc_tick();
+        dt = pc_tick_ns(t1 > c->t0 ? t1 - c->t0 : 0, c->tick_mult);
+    } else {
+        t1 = pc_now_ns();
+        dt = t1 > c->t0 ? t1 - c->t0 : 0;
+        pc_tick_maybe_learn(t1);
+    }
+    if (ok && pc_shadowed(c->api))
         pc_shadow_update(c, dt);
 
-    /* A call that reaches the runtime (an idle synchronizing call) pays
-     * two atomic adds here: calls and real_calls come from hist and
-     * runtime_skipped (stats.h). */
-    a = &pc_stats.api[c->api];
+    /* calls and real_calls come from hist and runtime_skipped (stats.h). */
+    s = pc_stats_here(&mine);
+    a = &s->api[c->api];
     if (c->bytes)
         PC_ADD(a->bytes, c->bytes);
     PC_ADD(a->ns, dt);
     PC_ADD(a->hist[pc_hist_bucket(dt)], 1);
-    pc_max(&a->max_ns, dt);
+    pc_count_max(&a->max_ns, dt, mine);
     if (c->notes & PC_NOTE_HIT)
         PC_ADD(a->hits, 1);
     if (!(c->notes & PC_NOTE_REAL))
@@ -75,7 +92,7 @@ void pc_call_end(int ok)
     if (c->notes & PC_NOTE_AVOIDED)
         PC_ADD(a->sync_avoided, 1);
     if (c->copy >= 0 && c->copy < PC_COPY_COUNT && ok) {
-        struct pc_copy_stat *k = &pc_stats.copy[c->copy];
+        struct pc_copy_stat *k = &s->copy[c->copy];
         PC_ADD(k->calls, 1);
         PC_ADD(k->bytes, c->bytes);
         PC_ADD(k->ns, dt);
@@ -84,8 +101,12 @@ void pc_call_end(int ok)
             PC_ADD(k->timed_ns, dt);
         }
     }
-    pc_cupti_call_end(c->api, c->notes, c->t0, t1, ok);
-    pc_trace_add(c, t1, ok);
+    if (c->tick_mult) {
+        pc_cupti_call_end(c->api, c->notes, 0, 0, ok);   /* off: only its start-up's refusal */
+    } else {
+        pc_cupti_call_end(c->api, c->notes, c->t0, t1, ok);
+        pc_trace_add(c, t1, ok);
+    }
     c->api = -1;
 }
 
@@ -234,11 +255,11 @@ void pc_diag_copy_operand(const struct pc_copy *c, uint64_t ns, int timed)
 {
     struct pc_copy_stat *k;
     enum pc_mem mk;
-    int h2d, row;
+    int h2d, row, mine;
 
     if (pc_tls_call.api < 0 || (row = pc_diag_copy_row(c, &h2d, &mk)) < 0)
         return;
-    k = &pc_stats.copy[row];
+    k = &pc_stats_here(&mine)->copy[row];
     PC_ADD(k->calls, 1);
     PC_ADD(k->bytes, c->n);
     PC_ADD(k->ns, ns);

@@ -14,6 +14,7 @@
 #include "core/copyhow.h"
 #include "util/options.h"
 #include "util/stats.h"
+#include "util/clock.h"
 #include "diag/call.h"
 
 extern __thread struct pc_call pc_tls_call __attribute__((tls_model("initial-exec")));
@@ -37,7 +38,10 @@ static inline void pc_call_begin(int api, uint64_t bytes, void *ptr)
     /* Only the cache's own APIs can be served without the runtime. */
     c->notes = api == PC_API_host_alloc || api == PC_API_malloc_host || api == PC_API_free_host
              ? 0 : PC_NOTE_REAL;
-    c->t0 = pc_now_ns();
+    /* From the TSC once it is calibrated (util/clock.h); the end reads the
+     * same clock as the entry. */
+    c->tick_mult = pc_tick_rate();
+    c->t0 = c->tick_mult ? pc_tick() : pc_now_ns();
 }
 
 /* Close the record: ok says whether the call succeeded. */

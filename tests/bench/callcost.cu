@@ -2,6 +2,8 @@
  * the device idle: the floor under the hit pair (scripts/bench.sh).
  *
  *   clock      clock_gettime(CLOCK_MONOTONIC) (pincache times every call)
+ *   tsc        rdtsc (pincache times calls with it where the clock source
+ *              is tsc, PINCACHE_CLOCK=auto; x86 only)
  *   getdev     cudaGetDevice
  *   rt_legacy  cudaEventRecord on the legacy stream + cudaEventQuery
  *   rt_squery  cudaStreamQuery of an idle non-blocking stream
@@ -12,6 +14,7 @@
  *              benchmark; drv_ctx32 with 32
  *   drv_prio   cuCtxGetStreamPriorityRange: pincache's question whether
  *              the context is healthy (fence_cuda.c), once per cached allocation
+ *   drv_ctxcur cuCtxGetCurrent: the context a free's fence is recorded in
  *   drv_legacy_squery  cuStreamQuery(CU_STREAM_LEGACY), the question before
  *   drv_evq    cuEventQuery of a completed event
  *   ctx_immediate  how many of 2000 context-wide records on the idle
@@ -22,6 +25,9 @@
  * clock source.  Build: nvcc -O2 -cudart shared -arch=sm_90 callcost.cu -lcuda */
 #include "../gpu/gpu_common.cuh"
 #include <cuda.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 #include <algorithm>
 #include <vector>
 
@@ -63,6 +69,12 @@ int main(void)
     int dev, bad = 0;
     printf("RESULT callcost clocksource=%s\n", src);
     printf("RESULT callcost op=clock ns=%.1f\n", median_ns([] { (void)host_ns(); }));
+#if defined(__x86_64__)
+    {
+        volatile unsigned long long sink;
+        printf("RESULT callcost op=tsc ns=%.1f\n", median_ns([&] { sink = __rdtsc(); }));
+    }
+#endif
     printf("RESULT callcost op=getdev ns=%.1f\n", median_ns([&] { bad |= cudaGetDevice(&dev) != cudaSuccess; }));
     printf("RESULT callcost op=rt_legacy ns=%.1f\n", median_ns([&] {
                bad |= cudaEventRecord(e, cudaStreamLegacy) != cudaSuccess;
@@ -99,6 +111,10 @@ int main(void)
         printf("RESULT callcost op=drv_prio ns=%.1f\n", median_ns([&] {
                    int lo, hi;
                    bad |= cuCtxGetStreamPriorityRange(&lo, &hi) != CUDA_SUCCESS;
+               }));
+        printf("RESULT callcost op=drv_ctxcur ns=%.1f\n", median_ns([&] {
+                   CUcontext c;
+                   bad |= cuCtxGetCurrent(&c) != CUDA_SUCCESS;
                }));
         printf("RESULT callcost op=drv_legacy_squery ns=%.1f\n", median_ns([&] {
                    bad |= cuStreamQuery(CU_STREAM_LEGACY) != CUDA_SUCCESS;

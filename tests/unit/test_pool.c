@@ -168,7 +168,7 @@ static void test_wait_without_room(void)
        (unsigned long long)fake_waited);
     ok(w && w != b && !hit && fake.allocs == 3, "...and when it stays fenced, a new block after all");
     is_int((long)fake.live, (long)(3 * n) - (long)n, "the headroom made room for it by releasing one idle block");
-    ok(pc_stats.trim_blocks == 1 && pc_stats.trim_cap_blocks == 0, "... a trim, not counted as the cap's");
+    ok(PC_STAT_GET(trim_blocks) == 1 && PC_STAT_GET(trim_cap_blocks) == 0, "... a trim, not counted as the cap's");
     pc_pool_free(&p, w, 0);
 }
 
@@ -206,8 +206,8 @@ static void test_cap_trims_lru(void)
         pc_pool_enforce_cap(&p);
     }
     is_int((long)fake.releases, 6, "idle bytes trimmed back to the cap");
-    is_int((long)pc_stats.trim_cap_blocks, 6, "... counted as released by the cap");
-    is_int((long)pc_stats.trim_cap_bytes, 6 * 512 * 1024, "... with their bytes");
+    is_int((long)PC_STAT_GET(trim_cap_blocks), 6, "... counted as released by the cap");
+    is_int((long)PC_STAT_GET(trim_cap_bytes), 6 * 512 * 1024, "... with their bytes");
     ok(fake.released[0] == v[0] && fake.released[5] == v[5], "least recently freed released first");
     is_int((long)fake.live, 1 << 20, "exactly the cap remains held");
 }

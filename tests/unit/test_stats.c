@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include "util/stats.h"
+#include "util/clock.h"
 #include "tap.h"
 
 static const char *const names[] = {
@@ -193,6 +194,66 @@ static void test_reset_snapshot(void)
     ok(zero, "reset clears every field, peaks included");
 }
 
+/* Counters are counted per thread (stats.h): a live thread's counts are in
+ * every read, a thread's exit folds them into pc_stats and frees its block
+ * for the next thread, a max merges as a max, and reset clears a live
+ * thread's block too. */
+static pthread_barrier_t bar;
+static struct pc_stats *blocks[2];
+
+static void *counter(void *arg)
+{
+    long k = (long)arg;
+    int mine;
+    struct pc_stats *s;
+
+    for (int i = 0; i < 1000; i++)
+        PC_STAT_INC(free_calls);
+    s = pc_stats_here(&mine);
+    pc_count_max(&s->api[PC_API_free_host].max_ns, k == 0 ? 500 : 900, mine);
+    pc_count(&s->api[PC_API_free_host].hist[0], 3, mine);   /* calls: their sum */
+    pc_count(&s->api[PC_API_free_host].runtime_skipped, 1, mine);
+    blocks[k] = pc_tls_stats;
+    pthread_barrier_wait(&bar);      /* main reads while this thread lives */
+    pthread_barrier_wait(&bar);
+    return NULL;
+}
+
+static void test_per_thread(void)
+{
+    struct pc_stats snap;
+    pthread_t th;
+    struct pc_stats *first;
+
+    pc_stats_reset();
+    pthread_barrier_init(&bar, NULL, 2);
+    pthread_create(&th, NULL, counter, (void *)0L);
+    pthread_barrier_wait(&bar);
+    is_int(PC_STAT_GET(free_calls), 1000, "per thread: a live thread's counts are read");
+    is_int(pc_stats.free_calls, 0, "... from its own block, not pc_stats");
+    pthread_barrier_wait(&bar);
+    pthread_join(th, NULL);
+    is_int(pc_stats.free_calls, 1000, "per thread: its exit folds its block into pc_stats");
+    is_int(PC_STAT_GET(free_calls), 1000, "... and nothing is counted twice");
+    first = blocks[0];
+    pthread_create(&th, NULL, counter, (void *)1L);
+    pthread_barrier_wait(&bar);
+    ok(blocks[1] == first, "per thread: the next thread reuses the block");
+    pc_stats_snapshot(&snap);
+    is_int(snap.free_calls, 2000, "snapshot: pc_stats and a live block add up");
+    is_int(snap.api[PC_API_free_host].calls, 6, "snapshot: api row counts add up");
+    is_int(snap.api[PC_API_free_host].real_calls, 4, "snapshot: real_calls from every thread's runtime_skipped");
+    is_int(snap.api[PC_API_free_host].max_ns, 900, "snapshot: a max merges as a max");
+    pc_stats_reset();
+    is_int(PC_STAT_GET(free_calls), 0, "reset clears a live thread's block too");
+    pthread_barrier_wait(&bar);
+    pthread_join(th, NULL);
+    is_int(PC_STAT_GET(free_calls), 0, "... and its exit folds nothing back");
+    pc_stats_snapshot(&snap);
+    is_int(snap.api[PC_API_free_host].max_ns, 0, "... its max included");
+    pthread_barrier_destroy(&bar);
+}
+
 /* hist.h: every value lands in the bucket whose bounds hold it, buckets
  * are ordered, and percentiles come back within the bucket resolution. */
 static void test_hist(void)
@@ -240,6 +301,38 @@ static void test_clock(void)
     ok(a > 0 && b > a, "pc_now_ns moves forward");
     ok(b - a >= 2000000 && b - a < 2000000000ull, "pc_now_ns is in nanoseconds (%llu ns for a 2 ms sleep)",
        (unsigned long long)(b - a));
+}
+
+/* clock.h: no rate before PC_TICK_CAL_NS have passed, then the TSC's
+ * durations agree with CLOCK_MONOTONIC's; the conversion past 2^32 ticks. */
+static void test_tick(void)
+{
+    struct timespec cal = { 0, (long)PC_TICK_CAL_NS + 2000000 }, nap = { 0, 20000000 };
+    uint64_t m, a_ns, b_ns, a_t, b_t, d_t, d_ns;
+
+    ok(pc_tick_ns(3ull << 40, 1ull << 32) == 3ull << 40 && pc_tick_ns((1ull << 40) + 2, 3ull << 31) ==
+       ((1ull << 40) + 2) / 2 * 3, "tick: 32.32 conversion, exact past 2^32 ticks");
+    if (!pc_tick_usable()) {
+        skip(3, "no invariant TSC under a tsc clock source here");
+        return;
+    }
+    pc_tick_begin();
+    pc_tick_learn(pc_now_ns());
+    is_int(pc_tick_rate(), 0, "tick: no rate before the calibration interval has passed");
+    nanosleep(&cal, NULL);
+    pc_tick_learn(pc_now_ns());
+    m = pc_tick_rate();
+    ok(m > 0 && !pc_tick_pending, "tick: a rate once it has passed (%.4f ns per tick)", (double)m / 4294967296.0);
+    a_ns = pc_now_ns();
+    a_t = pc_tick();
+    nanosleep(&nap, NULL);
+    b_t = pc_tick();
+    b_ns = pc_now_ns();
+    d_t = pc_tick_ns(b_t - a_t, m);
+    d_ns = b_ns - a_ns;
+    ok((d_t > d_ns ? d_t - d_ns : d_ns - d_t) < d_ns / 1000 + 1000,
+       "tick: a 20 ms sleep measured by the TSC (%llu ns) as by CLOCK_MONOTONIC (%llu ns) within 0.1%%",
+       (unsigned long long)d_t, (unsigned long long)d_ns);
 }
 
 /* stats.def feeds the JSON report, whose readers rely on
@@ -312,7 +405,9 @@ int main(void)
     test_gauge_threads();
     test_table();
     test_reset_snapshot();
+    test_per_thread();
     test_clock();
+    test_tick();
     test_hist();
     test_schema_version();
     return done_testing();
