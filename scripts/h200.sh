@@ -5,10 +5,10 @@
 # (tests/driver), make check's tests/sim programs on the real runtime
 # (tests/sim), a PyTorch smoke test and the PyTorch jobs of tests/torch
 # (seeds' experiment, DataLoader, profiler, torchrun): the sections of
-# tests/gpu/sections.sh, which make check-gpu runs too (all but bench and
-# cold, issue 18's benchmark).
+# tests/gpu/sections.sh, which make check-gpu runs too (all but bench, cold,
+# issue 18's benchmark, and node, issue 19's).
 # PINCACHE_H200_SECTIONS picks sections (default: all of them, "suite fuzz
-# stage bench cold cupti driver sim smoke torch"), to fit a device call's time limit;
+# stage bench cold node cupti driver sim smoke torch"), to fit a device call's time limit;
 # PINCACHE_H200_REUSE=1 keeps the build of an earlier call on the same
 # machine.  PINCACHE_FUZZ_SEEDS: the fuzzer's seeds (default 1000), from
 # PINCACHE_FUZZ_FIRST (default 1), in batches begun only while they fit in
@@ -64,5 +64,5 @@ for s in $PC_GPU_SECTIONS; do
     want "$s" && pc_gpu_section "$s"
 done
 
-tar -C "$work" -czf "$out/logs.tgz" gpulogs fuzzcases benchlogs coldlogs cuptilogs driverlogs simlogs torchlogs torch.txt 2>/dev/null
+tar -C "$work" -czf "$out/logs.tgz" gpulogs fuzzcases benchlogs coldlogs nodelogs cuptilogs driverlogs simlogs torchlogs torch.txt 2>/dev/null
 ls -la "$out"

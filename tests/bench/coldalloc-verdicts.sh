@@ -115,13 +115,8 @@ expect 1 1 "64 KiB h2d (no figure)" "no pincache rate runs fail"
 # a wrapper that coldalloc.sh takes for nvcc.  Every run must succeed and
 # every criterion get its line (the sim has no fast path to pass them).
 # Not in sanitizer builds: nvcc's programs cannot load their runtimes first.
-sim=$top_builddir/tests/sim/libcudart.so.13
-if [ -n "${NVCC:-}" ] && [ -x "$NVCC" ] && [ -f "$sim" ] && [ -f "${PINCACHE_LIB:-}" ] &&
-	! ldd "$sim" "$PINCACHE_LIB" 2>/dev/null | grep -q 'lib[at]san' &&
-	mkdir -p "$D/cuda/bin" "$D/cuda/lib64" && ln -s "$sim" "$D/cuda/lib64/libcudart.so.13" &&
-	${CC:-cc} -c -fPIC -o "$D/cuda/simreg.o" "$top_srcdir/tests/bench/simreg.c"; then
-	printf '#!/bin/sh\nexec "%s" "$@" "%s"\n' "$NVCC" "$D/cuda/simreg.o" >"$D/cuda/bin/nvcc"
-	chmod +x "$D/cuda/bin/nvcc"
+. "$top_srcdir/tests/bench/simnvcc.sh"
+if sim_nvcc "$D"; then
 	rm -rf "$D/run"
 	NVCC=$D/cuda/bin/nvcc COLDALLOC_SIZES="4M:3:4 8M:2:5" COLDALLOC_BIG=16M:1:- COLDALLOC_ROUNDS=2 \
 		COLDALLOC_RATE_SIZES="64K 4M" COLDALLOC_RATE_REPS=3 COLDALLOC_RATE_ROUNDS=2 \

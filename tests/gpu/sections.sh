@@ -4,8 +4,9 @@
 #
 #   PC_GPU_SECTIONS     every section, in the order they run
 #   PC_GPU_CHECKS       the sections make check-gpu runs: all but bench,
-#                       which measures and checks nothing (make bench), and
-#                       cold, issue 18's benchmark (tests/bench/coldalloc.sh)
+#                       which measures and checks nothing (make bench),
+#                       cold, issue 18's benchmark (tests/bench/coldalloc.sh),
+#                       and node, issue 19's (tests/bench/nodeshare.sh)
 #   pc_gpu_section NAME run one: its header, then the last lines of its
 #                       output (all of it in $pc_gpu_file); returns its exit
 #                       status, 77 when it cannot run here (no torch, or a
@@ -16,8 +17,8 @@
 # work (a folder for their logs, which h200.sh packs).
 # shellcheck shell=bash
 
-PC_GPU_SECTIONS="suite fuzz stage bench cold cupti driver sim smoke torch"
-PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold/}
+PC_GPU_SECTIONS="suite fuzz stage bench cold node cupti driver sim smoke torch"
+PC_GPU_CHECKS=${PC_GPU_SECTIONS/ bench cold node/}
 
 # pc_gpu_tee FILE LINES: stdin into FILE, its last LINES lines (all: "all")
 # on stdout
@@ -35,6 +36,23 @@ pc_gpu_folder() {
     timeout "$2" bash "$srcdir/tests/$1/run-gpu.sh" "$builddir" 2>&1 | pc_gpu_tee "$pc_gpu_file" "$3"
     rc=${PIPESTATUS[0]}
     cp -r "$builddir/tests/$1/gpu-run" "$work/$1logs" 2>/dev/null
+    return "$rc"
+}
+
+# pc_gpu_bench SCRIPT LOGS SECONDS REPORT HEADER: tests/bench/SCRIPT, a
+# benchmark of the form SCRIPT BUILDDIR OUTDIR (exit status 0: its targets
+# met, 1: not), its markdown report whole in $out/REPORT, its runs and
+# progress.log in $work/LOGS
+pc_gpu_bench() {
+    local rc
+    pc_gpu_file=$out/$4
+    [ -f "$srcdir/tests/bench/$1" ] || return 77
+    echo "== $5"
+    mkdir -p "$work/$2"
+    timeout "$3" bash "$srcdir/tests/bench/$1" "$builddir" "$work/$2" \
+        2>"$work/$2/progress.log" | pc_gpu_tee "$pc_gpu_file" all
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -le 1 ] || tail -n 20 "$work/$2/progress.log"
     return "$rc"
 }
 
@@ -69,16 +87,17 @@ pc_gpu_section() {
             pc_gpu_tee "$pc_gpu_file" 60
         rc=${PIPESTATUS[0]} ;;
     cold)
-        # about 2 minutes on an H200; the report whole, its progress, runs
-        # and pincache's reports in $work/coldlogs
-        pc_gpu_file=$out/coldalloc.md
-        [ -f "$srcdir/tests/bench/coldalloc.sh" ] || return 77
-        echo "== cold allocations, copy rates of the blocks, varsize (issue 18)"
-        mkdir -p "$work/coldlogs"
-        timeout 300 bash "$srcdir/tests/bench/coldalloc.sh" "$builddir" "$work/coldlogs" \
-            2>"$work/coldlogs/progress.log" | pc_gpu_tee "$pc_gpu_file" all
-        rc=${PIPESTATUS[0]}
-        [ "$rc" -le 1 ] || tail -n 20 "$work/coldlogs/progress.log" ;;
+        # about 2 minutes on an H200
+        pc_gpu_bench coldalloc.sh coldlogs 300 coldalloc.md \
+            "cold allocations, copy rates of the blocks, varsize (issue 18)"
+        rc=$? ;;
+    node)
+        # four processes copying 640 MB of pageable rows each to one GPU at
+        # once, plainly and under pincache with the node's share on and off;
+        # about a minute on an H200
+        pc_gpu_bench nodeshare.sh nodelogs 400 nodeshare.md \
+            "processes of one node staging to one GPU at once, node share on and off (issue 19)"
+        rc=$? ;;
     cupti)
         pc_gpu_folder cupti 200 30 "CUPTI timeline"
         rc=$? ;;
