@@ -30,6 +30,7 @@
 
 static pthread_once_t pc_once = PTHREAD_ONCE_INIT;
 static int pc_reported;       /* atomic: the report is written once */
+static int pc_exited;         /* atomic: the exit handlers ran */
 
 static void pc_cache_start(void)
 {
@@ -49,34 +50,38 @@ static void pc_trace_start(void)
  *                make no CUDA call (the child passes everything through);
  *   device_lost  a device's primary context is gone (cudaDeviceReset,
  *                cuDevicePrimaryCtxReset, the last primary release): its
- *                blocks, rings and events with it (api/streams.c calls).
- * Exit is pc_dtor's below, plus CUPTI's flush (pc_cupti_started). */
+ *                blocks, rings and events with it (api/streams.c calls);
+ *   at_exit      once, at exit (pc_dtor), before the report: no CUDA call,
+ *                no allocation, and other threads may still be running.
+ * The report is pc_dtor's below, plus CUPTI's flush (pc_cupti_started). */
 struct pc_module {
     const char *name;
     void (*start)(void);
     void (*before_fork)(void);
     void (*fork_child)(void);
     void (*device_lost)(int dev);
+    void (*at_exit)(void);
 };
 
 static const struct pc_module pc_modules[] = {
-    /* name       start           before_fork              fork_child                    device_lost */
-    { "stats",    pc_stats_init,  NULL,                    pc_stats_reset,               NULL },
-    { "clock",    pc_clock_start, NULL,                    NULL,                         NULL },
-    { "cache",    pc_cache_start, NULL,                    pc_cache_after_fork_child,    pc_cache_forget_device },
-    { "fence",    NULL,           NULL,                    pc_fence_forget_all,          pc_fence_forget_device },
-    { "register", NULL,           pc_register_before_fork, pc_register_after_fork_child, NULL },
+    /* name       start           before_fork              fork_child                    device_lost             at_exit */
+    { "stats",    pc_stats_init,  NULL,                    pc_stats_reset,               NULL,                   NULL },
+    { "clock",    pc_clock_start, NULL,                    NULL,                         NULL,                   NULL },
+    { "cache",    pc_cache_start, NULL,                    pc_cache_after_fork_child,    pc_cache_forget_device, NULL },
+    { "fence",    NULL,           NULL,                    pc_fence_forget_all,          pc_fence_forget_device, NULL },
+    { "register", NULL,           pc_register_before_fork, pc_register_after_fork_child, NULL,                   NULL },
     /* host pools and VMM survive a device's loss (cudaDeviceReset and
      * cuCtxDestroy do not free them: cuda_runtime_api.h, cuda.h) */
-    { "pinned",   NULL,           NULL,                    pc_pinned_after_fork_child,   NULL },
-    { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device },
+    { "pinned",   NULL,           NULL,                    pc_pinned_after_fork_child,   NULL,                   NULL },
+    /* at exit: leave the node's share (the last one out removes its file) */
+    { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device, pc_stage_at_exit },
     /* after cache and stage: their blocks and rings are forgotten first */
-    { "fast",     NULL,           NULL,                    pc_fast_after_fork_child,     pc_fast_forget_device },
-    { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL },
-    { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL },
-    { "shadow",   NULL,           NULL,                    pc_shadow_after_fork_child,   NULL },
-    { "trace",    pc_trace_start, NULL,                    pc_trace_after_fork_child,    NULL },
-    { "cupti",    NULL,           NULL,                    pc_cupti_after_fork_child,    NULL },
+    { "fast",     NULL,           NULL,                    pc_fast_after_fork_child,     pc_fast_forget_device,  NULL },
+    { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL,                   NULL },
+    { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL,                   NULL },
+    { "shadow",   NULL,           NULL,                    pc_shadow_after_fork_child,   NULL,                   NULL },
+    { "trace",    pc_trace_start, NULL,                    pc_trace_after_fork_child,    NULL,                   NULL },
+    { "cupti",    NULL,           NULL,                    pc_cupti_after_fork_child,    NULL,                   NULL },
 };
 #define PC_NMODULES (sizeof pc_modules / sizeof pc_modules[0])
 
@@ -95,6 +100,7 @@ static void pc_atfork_child(void)
     pc_state.cuda_used = 0;
     pc_state.start_ns = pc_now_ns();
     __atomic_store_n(&pc_reported, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pc_exited, 0, __ATOMIC_RELAXED);
     for (size_t i = 0; i < PC_NMODULES; i++)
         if (pc_modules[i].fork_child)
             pc_modules[i].fork_child();
@@ -150,7 +156,13 @@ __attribute__((destructor)) static void pc_dtor(void)
 {
     struct pc_report_info info;
 
-    if (!__atomic_load_n(&pc_state.inited, __ATOMIC_ACQUIRE) || pc_state.mode == PC_MODE_OFF)
+    if (!__atomic_load_n(&pc_state.inited, __ATOMIC_ACQUIRE))
+        return;
+    if (!__atomic_exchange_n(&pc_exited, 1, __ATOMIC_ACQ_REL))
+        for (size_t i = 0; i < PC_NMODULES; i++)
+            if (pc_modules[i].at_exit)
+                pc_modules[i].at_exit();
+    if (pc_state.mode == PC_MODE_OFF)
         return;
     if (pc_state.forked_child && !__atomic_load_n(&pc_state.cuda_used, __ATOMIC_RELAXED))
         return;

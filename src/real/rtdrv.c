@@ -164,6 +164,16 @@ static cudaError_t pc_rt_device_get_attribute(int *v, enum cudaDeviceAttr attr, 
     return pc_rt_err(PC_CALL_DRV(cuDeviceGetAttribute, v, (CUdevice_attribute)attr, d));
 }
 
+/* The PCI address, as the runtime writes it (the driver's, for a CUdevice
+ * that is the ordinal). */
+static cudaError_t pc_rt_device_get_pci_bus_id(char *id, int len, int dev)
+{
+    CUdevice d;
+    if (PC_CALL_DRV(cuDeviceGet, &d, dev) != CUDA_SUCCESS)
+        return cudaErrorInvalidDevice;
+    return pc_rt_err(PC_CALL_DRV(cuDeviceGetPCIBusId, id, len, d));
+}
+
 /* The driver keeps no last error: nothing is ever pending. */
 static cudaError_t pc_rt_no_error(void)
 {
@@ -190,6 +200,7 @@ void *pc_rtdrv_standin(const char *name)
         { "cudaGetLastError", (void *)pc_rt_no_error },
         { "cudaPeekAtLastError", (void *)pc_rt_no_error },
         { "cudaDeviceGetAttribute", (void *)pc_rt_device_get_attribute },
+        { "cudaDeviceGetPCIBusId", (void *)pc_rt_device_get_pci_bus_id },
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (strcmp(tab[i].name, name) == 0)

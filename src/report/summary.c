@@ -303,9 +303,18 @@ void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
         int64_t saved = pc_stage_saved_ns(st);
         pc_copy_dirs(extra, sizeof extra, st->stage_h2d_calls, st->stage_h2d_bytes,
                      st->stage_h2d_ns, st->stage_d2h_calls, st->stage_d2h_bytes, st->stage_d2h_ns);
-        pc_emit_line(e, "pageable copies staged: %s; about %s %s than at the driver's pageable rate",
+        char node[160] = "";
+        /* The node's share of copy threads (stage/node.h), when it was one. */
+        if (st->node_threads_peak > 0)
+            pc_fmt(node, sizeof node, "; node share: %s copy threads at the last copy (at most %s), up to %s "
+                                      "processes staging on its GPU",
+                   pc_hi(&b, PC_EMIT_COUNT, st->node_threads), pc_hi(&c, PC_EMIT_COUNT, st->node_threads_peak),
+                   pc_hi(&d, PC_EMIT_COUNT, st->node_ranks_peak));
+        else if (st->node_refused)
+            pc_fmt(node, sizeof node, "; the node's shared file was refused: this process's own copy threads");
+        pc_emit_line(e, "pageable copies staged: %s; about %s %s than at the driver's pageable rate%s",
                      extra, pc_hu(&a, PC_EMIT_NSEC, (uint64_t)(saved < 0 ? -saved : saved)),
-                     saved < 0 ? "slower" : "faster");
+                     saved < 0 ? "slower" : "faster", node);
     }
     if (st->stage_h2d_driver_calls || st->stage_d2h_driver_calls) {
         pc_copy_dirs(extra, sizeof extra, st->stage_h2d_driver_calls, st->stage_h2d_driver_bytes,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "stage/pipeline.h"
 #include "stage/ring.h"
+#include "stage/share.h"
 #include "stage/stage_threads.h"
 #include "util/log.h"
 #include "util/options.h"
@@ -199,48 +200,6 @@ static size_t pc_piece_size(size_t n, size_t chunk)
     return piece < chunk ? piece : chunk;
 }
 
-/* PINCACHE_STAGE_THREADS, or by default the node's CPUs shared among the
- * processes on it (each has its own copy threads): two torchrun ranks with
- * 16 threads each on 16 CPUs staged at 2.8-4.9 GB/s on the H200. */
-static long pc_stage_threads_wanted(long *procs)
-{
-    long n;
-
-    *procs = pc_env_local_procs();
-    if (pc_opt.stage_threads > 0)
-        return pc_opt.stage_threads;
-    if (*procs <= 1)
-        return 0;                    /* pc_xfer_threads' own default */
-    n = (long)pc_xfer_cpus() / *procs;
-    return n < 1 ? 1 : n > 16 ? 16 : n;
-}
-
-/* The copy threads, started by the first copy or fast block (staging lock
- * held), and fixed from then on. */
-static unsigned pc_stage_threads_start(void)
-{
-    if (!pc_rings.threads) {
-        long procs;
-        pc_rings.threads = pc_xfer_threads(pc_stage_threads_wanted(&procs), pc_opt.stage_linger);
-        pc_log(PC_LOG_INFO, "staging with %u copy threads (%u CPUs, %ld process%s on this node)",
-               pc_rings.threads, pc_xfer_cpus(), procs, procs == 1 ? "" : "es");
-    }
-    return pc_rings.threads;
-}
-
-int pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held)
-{
-    /* Only ever try-locked (ring.h): a thread must not wait for another
-     * thread's copy, which may wait for that thread's progress. */
-    if (!lock_held && pthread_mutex_trylock(&pc_rings.lock) != 0)
-        return 0;
-    pc_stage_threads_start();
-    pc_xfer_run(fn, arg, n);
-    if (!lock_held)
-        pthread_mutex_unlock(&pc_rings.lock);
-    return 1;
-}
-
 int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *elsewhere)
 {
     struct pc_ring *r = pc_ring_get(p->devno);
@@ -248,18 +207,22 @@ int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *e
     uint64_t used = 0;
     size_t piece;
     uint64_t npieces;
-    unsigned nslot, threads;
+    unsigned nslot, threads, chunks;
 
     if (r)
         r = pc_ring_check(r, p->devno);
     if (!r || r->broken)
         return 0;
+    pc_share_copy(p->devno, &threads, &chunks);
+    if (!chunks || chunks > r->nslot)
+        chunks = r->nslot;
     piece = pc_piece_size(p->n, r->chunk);
     npieces = pc_xfer_count(p->n, piece);
-    nslot = pc_ring_grow(r, npieces < r->nslot ? (unsigned)npieces : r->nslot);
+    nslot = pc_ring_grow(r, npieces < chunks ? (unsigned)npieces : chunks);
+    if (nslot > chunks)
+        nslot = chunks;      /* chunks made while this process's share was larger stay idle */
     if (nslot == 0)
         return 0;
-    threads = pc_stage_threads_start();
     pc_xfer_init(&x, p->h2d, p->host, p->n, piece, r->bufs, r->left, nslot, r->head, threads);
     x.stream_stores = pc_opt.stage_nt && p->n <= pc_opt.stage_nt_max;
     *redo = p->n;

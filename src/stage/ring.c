@@ -13,7 +13,7 @@
 
 #define PC_STAGE_RETRY_NS 1000000000ull   /* after a failed ring allocation */
 
-struct pc_rings pc_rings = { PTHREAD_MUTEX_INITIALIZER, { NULL }, NULL, 0 };
+struct pc_rings pc_rings = { PTHREAD_MUTEX_INITIALIZER, { NULL }, NULL };
 
 /* Drop a ring (device reset, fork): its memory may belong to nobody now, so
  * it is never touched again; kept on a list so it stays reachable. */
@@ -199,7 +199,6 @@ void pc_ring_forget(int dev)
 void pc_ring_after_fork_child(void)
 {
     pthread_mutex_init(&pc_rings.lock, NULL);
-    pc_rings.threads = 0;
     for (int d = 0; d < PC_STAGE_MAX_DEV; d++)
         pc_ring_abandon(d);
 }

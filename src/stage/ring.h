@@ -27,8 +27,8 @@ struct pc_ring {             /* one per device: events belong to a device */
     struct pc_ring *abandoned_next;
 };
 
-/* pc_rings.lock guards the rings and threads.  It is only ever try-locked
- * by a copy: a thread that finds another staging passes its copy to the
+/* pc_rings.lock guards the rings, and the copy threads' share (share.c).
+ * It is only ever try-locked by a copy: a thread that finds another staging passes its copy to the
  * runtime instead of waiting, so staging never makes one thread wait for
  * another thread's stream (which could deadlock a program whose GPU work
  * waits for host progress). */
@@ -36,7 +36,6 @@ extern struct pc_rings {
     pthread_mutex_t lock;
     struct pc_ring *ring[PC_STAGE_MAX_DEV];
     struct pc_ring *abandoned;   /* dropped rings: never used or freed again */
-    unsigned threads;            /* copy-thread participants; 0: not decided yet */
 } pc_rings;
 
 /* The rest, pc_rings.lock held. */
@@ -56,7 +55,7 @@ int pc_slot_free(const struct pc_plan *p, struct pc_slot *s, size_t read, int bl
 
 /* Drop device dev's ring (a device reset), taking pc_rings.lock. */
 void pc_ring_forget(int dev);
-/* In a forked child: forget every ring and the copy-thread count. */
+/* In a forked child: forget every ring. */
 void pc_ring_after_fork_child(void);
 
 #endif

@@ -29,6 +29,7 @@
 #include "stage/ring.h"
 #include "stage/pipeline.h"
 #include "stage/native.h"
+#include "stage/share.h"
 #include "util/state.h"
 #include "util/options.h"
 #include "util/stats.h"
@@ -165,4 +166,15 @@ void pc_stage_after_fork_child(void)
     pc_ring_after_fork_child();
     pc_order_after_fork_child();
     pc_native_forget(-1);
+    pc_share_after_fork_child();
+}
+
+void pc_stage_at_exit(void)
+{
+    pc_share_at_exit();
+}
+
+int pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held)
+{
+    return pc_share_parallel(fn, arg, n, lock_held);
 }

@@ -41,6 +41,10 @@ void pc_stage_done(const struct pc_staged *st, size_t n);
  * copy threads are stage_threads.h's). */
 void pc_stage_after_fork_child(void);
 
+/* At exit: leave the node's share of staging (node.h): the file goes with
+ * the node's last staging process.  No CUDA call. */
+void pc_stage_at_exit(void);
+
 /* Device dev's primary context is destroyed (a device reset): its ring
  * (pinned chunks and events) dies with it; forget it. */
 void pc_stage_forget_device(int dev);

@@ -13,13 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "stage/stage_threads.h"
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 
 #define PC_XFER_MAX_THREADS 64
 #define PC_XFER_AUTO_THREADS 16
-#define PC_XFER_SLICE_MIN (64u << 10)   /* below this a slice costs more to hand out than to copy */
 #define PC_XFER_SPIN_NS 50000           /* spin this long for the next piece (a 4M DMA takes 76 us) before sleeping */
 #define PC_XFER_STACK (256u << 10)
 
@@ -42,12 +38,14 @@ static struct {
     unsigned wake_sleepers; /* atomic: threads asleep (or going to sleep) on wake */
     unsigned more_sleepers; /* atomic: threads asleep (or going to sleep) on more */
     unsigned threads;       /* atomic: participants, the caller included; 0: not started
-                               (set once, under T.mu) */
+                               (grows under T.mu, never shrinks) */
     uint64_t linger_ns;     /* atomic: spin this long for the next transfer... */
     uint64_t gap_ns;        /* atomic: ...when the last one came this soon after the one before */
     uint64_t last_end_ns;   /* when the last transfer ended (the caller's: one at a time) */
+    unsigned asked;         /* the most participants asked for (under T.mu): a pool that could
+                               not be made that large is not tried again for as many */
 } T = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-        NULL, 0, 0, 0, 0, 0, 0, UINT64_MAX, 0 };
+        NULL, 0, 0, 0, 0, 0, 0, UINT64_MAX, 0, 0 };
 
 static inline void pc_cpu_relax(void)
 {
@@ -91,124 +89,6 @@ void pc_xfer_relax(unsigned *spins)
     }
 }
 
-void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t piece,
-                  char *const *slot, unsigned *left, unsigned nslot, unsigned head,
-                  unsigned threads)
-{
-    size_t most;
-    unsigned spp;
-
-    memset(x, 0, sizeof *x);
-    x->to_slots = to_slots;
-    x->host = host;
-    x->n = n;
-    x->piece = piece ? piece : 1;
-    x->slot = slot;
-    x->left = left;
-    x->nslot = nslot ? nslot : 1;
-    x->head = head % x->nslot;
-    x->npieces = pc_xfer_count(n, x->piece);
-    x->nfull = x->npieces;
-    if (n && x->npieces > (n + x->piece - 1) / x->piece) {
-        size_t last = n - (x->npieces - 2) * x->piece;
-        x->nfull = x->npieces - 2;
-        x->half = ((last / 2) + 4095) & ~(size_t)4095;
-    }
-    /* Twice as many slices as threads evens out the end of each piece. */
-    spp = threads > 1 ? 2 * threads : 1;
-    most = x->piece / PC_XFER_SLICE_MIN;
-    if (most < 1)
-        most = 1;
-    if (spp > most)
-        spp = (unsigned)most;
-    x->spp = spp;
-    x->nslices = x->npieces * spp;
-}
-
-uint64_t pc_xfer_count(size_t n, size_t piece)
-{
-    uint64_t m;
-
-    if (!piece)
-        piece = 1;
-    m = (n + piece - 1) / piece;
-    return m + (m && n - (m - 1) * piece >= PC_XFER_SPLIT_MIN);
-}
-
-/* Start of slice s of a piece of len bytes: proportional, 64-byte aligned. */
-static size_t pc_slice_start(size_t len, unsigned s, unsigned spp)
-{
-    if (s >= spp)
-        return len;
-    return (size_t)((uint64_t)len * s / spp) & ~(size_t)63;
-}
-
-/* memcpy with non-temporal stores: the bytes go to memory, not to this
- * core's cache, where the DMA engine's reads would have to snoop them out
- * line by line.  x86-64 only (SSE2 is part of it); elsewhere plain memcpy.
- * The caller fences (pc_xfer_copy) before it publishes the slice. */
-static void pc_copy_stream(char *dst, const char *src, size_t n)
-{
-#if defined(__x86_64__)
-    size_t head = (size_t)(-(uintptr_t)dst & 15);
-
-    if (n < 256) {
-        memcpy(dst, src, n);
-        return;
-    }
-    memcpy(dst, src, head);
-    dst += head;
-    src += head;
-    n -= head;
-    for (; n >= 64; n -= 64, dst += 64, src += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)src);
-        __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
-        __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
-        _mm_stream_si128((__m128i *)dst, a);
-        _mm_stream_si128((__m128i *)(dst + 16), b);
-        _mm_stream_si128((__m128i *)(dst + 32), c);
-        _mm_stream_si128((__m128i *)(dst + 48), d);
-    }
-    memcpy(dst, src, n);
-#else
-    memcpy(dst, src, n);
-#endif
-}
-
-static void pc_xfer_copy(struct pc_xfer *x, uint64_t i)
-{
-    uint64_t k = i / x->spp;
-    unsigned s = (unsigned)(i % x->spp), slot = pc_xfer_slot(x, k);
-    size_t len, a, b;
-    char *host, *buf;
-
-    if (x->fn) {             /* pc_xfer_run's job: one slot, counted down */
-        x->fn(x->arg, i);
-        __atomic_fetch_sub(&x->left[0], 1, __ATOMIC_RELEASE);
-        return;
-    }
-    len = pc_xfer_piece_len(x, k);
-    a = pc_slice_start(len, s, x->spp);
-    b = pc_slice_start(len, s + 1, x->spp);
-    host = x->host + pc_xfer_piece_off(x, k) + a;
-    buf = x->slot[slot] + a;
-    if (b > a) {
-        if (x->to_slots && x->stream_stores) {
-            pc_copy_stream(buf, host, b - a);
-#if defined(__x86_64__)
-            _mm_sfence();    /* non-temporal stores are not ordered by the release below */
-#endif
-        } else if (x->to_slots) {
-            memcpy(buf, host, b - a);
-        } else {
-            memcpy(host, buf, b - a);
-        }
-    }
-    /* Release: the caller's acquire load of 0 sees every byte copied. */
-    __atomic_fetch_sub(&x->left[slot], 1, __ATOMIC_RELEASE);
-}
-
 /* 1: claimed slice *i; 0: nothing claimable until ready moves past *seen;
  * -1: nothing left to claim. */
 static int pc_xfer_claim(struct pc_xfer *x, uint64_t *i, uint64_t *seen)
@@ -238,7 +118,7 @@ int pc_xfer_help(struct pc_xfer *x)
 
     if (pc_xfer_claim(x, &i, &seen) != 1)
         return 0;
-    pc_xfer_copy(x, i);
+    pc_xfer_copy_slice(x, i);
     return 1;
 }
 
@@ -301,16 +181,28 @@ static void pc_xfer_work(struct pc_xfer *x)
 
     while ((r = pc_xfer_claim(x, &i, &seen)) >= 0) {
         if (r)
-            pc_xfer_copy(x, i);
+            pc_xfer_copy_slice(x, i);
         else
             pc_xfer_wait(x, seen);
     }
+}
+
+/* Take one of x's seats (its share of helpers); 0: none left. */
+static int pc_xfer_seat(struct pc_xfer *x)
+{
+    unsigned s = __atomic_load_n(&x->seats, __ATOMIC_RELAXED);
+
+    while (s > 0)
+        if (__atomic_compare_exchange_n(&x->seats, &s, s - 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return 1;
+    return 0;
 }
 
 static void *pc_xfer_main(void *arg)
 {
     uint64_t seen = 0;
     struct pc_xfer *x;
+    int worked = 0;          /* had a seat in the last transfer */
 
     (void)arg;
 #ifdef __GLIBC__
@@ -318,11 +210,13 @@ static void *pc_xfer_main(void *arg)
 #endif
     for (;;) {
         uint64_t linger = __atomic_load_n(&T.linger_ns, __ATOMIC_RELAXED);
-        if (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen && linger &&
+        if (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen && linger && worked &&
             __atomic_load_n(&T.gap_ns, __ATOMIC_RELAXED) <= linger) {
             /* Copies are coming back to back: the next one finds this thread
              * awake, with no futex wake-up and no scheduler latency.  A
-             * program that copies now and then never pays for the spin. */
+             * program that copies now and then never pays for the spin, nor
+             * does a thread the share left out (it would only take a CPU
+             * from another process of the node). */
             uint64_t t0 = pc_xfer_now();
             unsigned n = 0;
             while (__atomic_load_n(&T.gen, __ATOMIC_ACQUIRE) == seen && !pc_spin_expired(&n, t0, linger))
@@ -337,10 +231,11 @@ static void *pc_xfer_main(void *arg)
             __atomic_sub_fetch(&T.wake_sleepers, 1, __ATOMIC_RELEASE);
         }
         seen = __atomic_load_n(&T.gen, __ATOMIC_ACQUIRE);
-        /* Counted first, then the job: see T. */
+        /* Counted first, then the job: see T.  x stays valid while counted. */
         __atomic_add_fetch(&T.active, 1, __ATOMIC_SEQ_CST);
         x = __atomic_load_n(&T.job, __ATOMIC_SEQ_CST);
-        if (x)
+        worked = x && pc_xfer_seat(x);
+        if (worked)
             pc_xfer_work(x);
         __atomic_sub_fetch(&T.active, 1, __ATOMIC_RELEASE);
     }
@@ -382,31 +277,34 @@ unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack)
 
 unsigned pc_xfer_threads(long want, long linger_us)
 {
-    unsigned n, r;
+    unsigned n, have;
 
     __atomic_store_n(&T.linger_ns, (uint64_t)linger_us * 1000u, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&T.mu);
-    if (T.threads == 0) {
-        unsigned made;
-
-        if (want > 0) {
-            n = want > PC_XFER_MAX_THREADS ? PC_XFER_MAX_THREADS : (unsigned)want;
-        } else {
-            n = pc_xfer_cpus();
-            if (n > PC_XFER_AUTO_THREADS)
-                n = PC_XFER_AUTO_THREADS;
-        }
-        made = n > 1 ? pc_threads_start(pc_xfer_main, n - 1, PC_XFER_STACK) : 0;   /* fewer is fine: the caller copies too */
-        __atomic_store_n(&T.threads, 1 + made, __ATOMIC_RELEASE);
+    if (want > 0) {
+        n = want > PC_XFER_MAX_THREADS ? PC_XFER_MAX_THREADS : (unsigned)want;
+    } else {
+        n = pc_xfer_cpus();
+        if (n > PC_XFER_AUTO_THREADS)
+            n = PC_XFER_AUTO_THREADS;
     }
-    r = T.threads;
+    have = __atomic_load_n(&T.threads, __ATOMIC_ACQUIRE);
+    if (have && (have >= n || T.asked >= n))
+        return have;         /* enough, or more were asked for and could not be made */
+    pthread_mutex_lock(&T.mu);
+    have = T.threads ? T.threads : 1;
+    if (n > have && n > T.asked) {
+        /* fewer is fine: the caller copies too */
+        have += pc_threads_start(pc_xfer_main, n - have, PC_XFER_STACK);
+        T.asked = n;
+    }
+    __atomic_store_n(&T.threads, have, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&T.mu);
-    return r;
+    return have;
 }
 
 void pc_xfer_begin(struct pc_xfer *x)
 {
-    unsigned threads;
+    unsigned threads, seats;
 
     if (x->nslices < 2)
         return;
@@ -415,15 +313,17 @@ void pc_xfer_begin(struct pc_xfer *x)
         __atomic_store_n(&T.gap_ns, now > T.last_end_ns ? now - T.last_end_ns : 0, __ATOMIC_RELAXED);
     }
     threads = __atomic_load_n(&T.threads, __ATOMIC_ACQUIRE);
-    if (threads > 1) {
+    seats = x->seats;        /* not yet shared: no pool thread has seen x */
+    if (threads > 1 && seats) {
         /* The job before the generation: a thread that sees the new
          * generation finds this job (or NULL, once it has ended). */
         __atomic_store_n(&T.job, x, __ATOMIC_SEQ_CST);
         __atomic_add_fetch(&T.gen, 1, __ATOMIC_SEQ_CST);   /* lingering threads spin on it */
         if (__atomic_load_n(&T.wake_sleepers, __ATOMIC_SEQ_CST)) {
-            /* Wake only as many threads as there are slices for the others:
-             * waking 15 threads for a 512K copy costs more than it saves. */
-            uint64_t want = x->nslices - 1;
+            /* Wake only as many threads as there are slices for the others
+             * and seats for them: waking 15 threads for a 512K copy costs
+             * more than it saves. */
+            uint64_t want = x->nslices - 1 < seats ? x->nslices - 1 : seats;
             pthread_mutex_lock(&T.mu);
             if (want >= threads - 1) {
                 pthread_cond_broadcast(&T.wake);
@@ -452,7 +352,7 @@ void pc_xfer_end(struct pc_xfer *x)
         pc_xfer_relax(&spins);
 }
 
-void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n)
+void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads)
 {
     struct pc_xfer x;
     unsigned left = (unsigned)n, spins = 0;
@@ -473,6 +373,7 @@ void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n)
     x.ready = n;
     x.fn = fn;
     x.arg = arg;
+    x.seats = threads > 1 ? threads - 1 : 0;
     pc_xfer_begin(&x);
     while (pc_xfer_help(&x))
         ;
@@ -494,6 +395,7 @@ void pc_xfer_after_fork_child(void)
     T.wake_sleepers = 0;
     T.more_sleepers = 0;
     T.threads = 0;
+    T.asked = 0;
     T.gap_ns = UINT64_MAX;
     T.last_end_ns = 0;
 }

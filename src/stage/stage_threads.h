@@ -11,55 +11,7 @@
 #define PC_STAGE_THREADS_H
 #include <stddef.h>
 #include <stdint.h>
-
-struct pc_xfer {
-    /* Set by pc_xfer_init, read-only while the transfer runs. */
-    int to_slots;            /* 1: pageable -> slots (H2D), 0: slots -> pageable (D2H) */
-    char *host;              /* the pageable side of the whole copy */
-    size_t n, piece;         /* bytes; bytes per piece (the last may be shorter) */
-    uint64_t nfull;          /* pieces at piece * k; a last piece split in two comes after them */
-    size_t half;             /* bytes of the first half of that split piece (0: not split) */
-    char *const *slot;       /* slot buffers, nslot of them */
-    unsigned *left;          /* per slot: slices of its current piece not yet copied (atomic) */
-    unsigned nslot, head, spp;   /* slots, slot of piece 0, slices per piece */
-    int stream_stores;       /* H2D: fill the slots with non-temporal stores (set after init) */
-    uint64_t npieces, nslices;
-    /* Shared while running: atomics. */
-    uint64_t next;           /* next slice to claim */
-    uint64_t ready;          /* pieces [0, ready) may be copied */
-    int stop;                /* set by pc_xfer_end: claim nothing more */
-    /* A job that is not a copy (pc_xfer_run): fn(arg, i) replaces slice i's copy. */
-    void (*fn)(void *arg, uint64_t i);
-    void *arg;
-};
-
-/* Describe a transfer.  threads: participants the slicing is sized for. */
-void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t piece,
-                  char *const *slot, unsigned *left, unsigned nslot, unsigned head,
-                  unsigned threads);
-
-/* Pieces in a transfer of n bytes cut at piece.  A last piece of at least
- * PC_XFER_SPLIT_MIN is cut in two: after the caller returns, the program
- * still waits for the DMA of the last piece (a blocking .cuda() does), and a
- * half-size last piece halves that wait. */
-#define PC_XFER_SPLIT_MIN (512u << 10)
-uint64_t pc_xfer_count(size_t n, size_t piece);
-
-static inline size_t pc_xfer_piece_off(const struct pc_xfer *x, uint64_t k)
-{
-    return k > x->nfull ? (size_t)x->nfull * x->piece + x->half : (size_t)k * x->piece;
-}
-
-static inline size_t pc_xfer_piece_len(const struct pc_xfer *x, uint64_t k)
-{
-    size_t end = k + 1 < x->npieces ? pc_xfer_piece_off(x, k + 1) : x->n;
-    return end - pc_xfer_piece_off(x, k);
-}
-
-static inline unsigned pc_xfer_slot(const struct pc_xfer *x, uint64_t k)
-{
-    return (unsigned)((x->head + k) % x->nslot);
-}
+#include "stage/xfer.h"
 
 /* Hand the transfer to the pool's threads (none when there is one participant). */
 void pc_xfer_begin(struct pc_xfer *x);
@@ -74,15 +26,19 @@ int pc_xfer_piece_done(const struct pc_xfer *x, uint64_t k);
  * it names) any more.  Required before x goes out of scope, even on error. */
 void pc_xfer_end(struct pc_xfer *x);
 
-/* Run fn(arg, i) for every i in [0, n) once, on the pool's threads and the
- * caller, and return when all have returned.  The caller holds the staging
- * lock (one transfer or job at a time), as for a copy. */
-void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n);
+/* Run fn(arg, i) for every i in [0, n) once, on the caller and at most
+ * threads - 1 of the pool's threads, and return when all have returned.
+ * The caller holds the staging lock (one transfer or job at a time), as for
+ * a copy. */
+void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads);
 
-/* Participants (pool threads + the caller), starting the threads on first
- * use: want <= 0 means min(16, CPUs).  Fixed after the first call.
- * linger_us: how long an idle pool thread spins for the next transfer before
- * it sleeps (0 to 10000; taken on every call). */
+/* Participants (pool threads + the caller), starting threads until there
+ * are want of them: want <= 0 means min(16, CPUs).  The pool grows, never
+ * shrinks: a transfer takes at most its own count of them (pc_xfer_init's
+ * threads: its seats), the others sleep, and a thread that had no seat in
+ * the last transfer does not linger.  A size that could not be made is not
+ * tried again.  linger_us: how long an idle pool thread spins for the next
+ * transfer before it sleeps (0 to 10000; taken on every call). */
 unsigned pc_xfer_threads(long want, long linger_us);
 /* Start n detached threads running fn(NULL), every signal blocked in them;
  * the number started. */

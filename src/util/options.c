@@ -261,6 +261,18 @@ static void pc_options_settle(void)
         pc_opt.stage_ring = def;
     }
     pc_opt.stage_ring -= pc_opt.stage_ring % chunk;
+
+    /* The node's file is found by name from any working directory. */
+    if (!pc_opt.node_share_dir || pc_opt.node_share_dir[0] != '/') {
+        size_t dir = pc_opt_find(offsetof(struct pc_options, node_share_dir));
+        if (dir < PC_NOPTS) {
+            pc_sanitize(a, sizeof a, pc_opt.node_share_dir ? pc_opt.node_share_dir : "");
+            pc_warn("environment option PINCACHE_NODE_SHARE_DIR has an invalid value '%s'; using the "
+                    "default %s (expected an absolute path)", a, pc_opt_descs[dir].def);
+            pc_opt_set(&pc_opt_descs[dir], pc_opt_descs[dir].def);
+            pc_opt_from_env[dir] = 0;
+        }
+    }
 }
 
 void pc_options_init(void)

@@ -64,7 +64,7 @@ static int pc_self_fd(const char *p)
  * (seccomp, old kernels) a mix of the clock, the pid and a stack address.
  * O_EXCL|O_NOFOLLOW keeps the file safe either way; the name only makes a
  * collision unlikely. */
-static void pc_random_chars(char *out, size_t n)
+void pc_random_chars(char *out, size_t n)
 {
     static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     unsigned char b[32];

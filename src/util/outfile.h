@@ -3,6 +3,7 @@
  * calls and stack buffers only (no malloc, no stdio, no CUDA). */
 #ifndef PC_OUTFILE_H
 #define PC_OUTFILE_H
+#include <stddef.h>
 
 /* Longest path pc_write_file takes (and a report or trace template gives). */
 #define PC_OUTFILE_PATH_MAX 4096
@@ -23,5 +24,10 @@
  * anything but a rename over a regular file.  A failure gives one warning
  * naming `what` and path.  Returns 0 or -errno. */
 int pc_write_file(const char *path, const char *what, int (*emit)(int fd, void *arg), void *arg);
+
+/* n (at most 32) unpredictable characters of [A-Za-z0-9] and a NUL into
+ * out (n + 1 bytes), for a temporary file's name: created O_EXCL|O_NOFOLLOW
+ * all the same (the name only makes a collision unlikely). */
+void pc_random_chars(char *out, size_t n);
 
 #endif

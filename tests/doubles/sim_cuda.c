@@ -129,6 +129,14 @@ API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice dev)
 	return drv(cudaDeviceGetAttribute(v, (enum cudaDeviceAttr)attr, dev));
 }
 
+/* The runtime double's answer (the same address for the same device). */
+API CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice dev)
+{
+	if (!inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return drv(cudaDeviceGetPCIBusId(id, len, dev));
+}
+
 /* The checks a call that makes a context of device dev into *pctx makes. */
 static CUresult ctx_args(CUcontext *pctx, CUdevice dev)
 {
@@ -826,6 +834,7 @@ static const struct proc procs[] = {
 	{ "cuDeviceGetCount", 2000, 0, (void *)cuDeviceGetCount },
 	{ "cuDeviceGetName", 2000, 0, (void *)cuDeviceGetName },
 	{ "cuDeviceGetAttribute", 2000, 0, (void *)cuDeviceGetAttribute },
+	{ "cuDeviceGetPCIBusId", 2000, 0, (void *)cuDeviceGetPCIBusId },
 	{ "cuDevicePrimaryCtxRetain", 7000, 0, (void *)cuDevicePrimaryCtxRetain },
 	{ "cuDevicePrimaryCtxRelease", 11000, 0, (void *)cuDevicePrimaryCtxRelease_v2 },
 	{ "cuDevicePrimaryCtxReset", 11000, 0, (void *)cuDevicePrimaryCtxReset_v2 },

@@ -140,6 +140,7 @@ static void read_config(void)
 	sim_cfg.hostfn_us = env_double("SIM_HOSTFN_US", 0);
 	sim_cfg.context_us = env_double("SIM_CONTEXT_US", 0);
 	sim_cfg.pageable_access = env_choice("SIM_PAGEABLE_ACCESS", pageable_names, SIM_PAGEABLE_NONE);
+	sim_cfg.pci_bus = (int)env_double("SIM_PCI_BUS", 16);
 	sim_cfg.test_ctx_partial = env_double("SIM_TEST_CTX_PARTIAL", 0) != 0;
 }
 
@@ -374,6 +375,24 @@ SIM_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 	default:
 		return sim_ret(cudaErrorInvalidValue);
 	}
+}
+
+/* Device d sits at PCI bus SIM_PCI_BUS + d (decimal; 16 by default), device
+ * 0, function 0: processes given different SIM_PCI_BUS see different GPUs
+ * under one ordinal, as CUDA_VISIBLE_DEVICES makes them.  Upper-case hex,
+ * as the real runtime writes it. */
+SIM_API cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
+	cudaError_t e = sim_enter_host();
+
+	if (e)
+		return sim_ret(e);
+	if (!pciBusId || len <= 0)
+		return sim_ret(cudaErrorInvalidValue);
+	if (device < 0 || device >= sim_cfg.devices)
+		return sim_ret(cudaErrorInvalidDevice);
+	snprintf(pciBusId, (size_t)len, "0000:%02X:00.0", (sim_cfg.pci_bus + device) & 0xff);
+	return cudaSuccess;
 }
 
 SIM_API cudaError_t cudaDeviceSynchronize(void)

@@ -46,6 +46,7 @@ struct sim_config {
 	double hostfn_us;         /* SIM_HOSTFN_US: duration of a cudaLaunchHostFunc */
 	double context_us;        /* SIM_CONTEXT_US: added to the first call that touches a device */
 	int pageable_access;      /* SIM_PAGEABLE_ACCESS: SIM_PAGEABLE_* below */
+	int pci_bus;              /* SIM_PCI_BUS: device 0's PCI bus (cudaDeviceGetPCIBusId) */
 	bool test_ctx_partial;    /* SIM_TEST_CTX_PARTIAL=1, TEST ONLY: cuCtxRecordEvent
 				   * leaves non-blocking streams out (a broken fence
 				   * that tests/sim/ctxpartial.sh must catch) */

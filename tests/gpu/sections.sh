@@ -7,7 +7,7 @@
 #                       which measures and checks nothing (make bench),
 #                       cold, issue 18's benchmark (tests/bench/coldalloc.sh),
 #                       and speed, issue 19's (tests/bench/synctax.sh,
-#                       xover.sh, cuptitax.sh)
+#                       xover.sh, cuptitax.sh, nodeshare.sh)
 #   pc_gpu_section NAME run one: its header, then the last lines of its
 #                       output (all of it in $pc_gpu_file); returns its exit
 #                       status, 77 when it cannot run here (no torch, or a
@@ -93,15 +93,16 @@ pc_gpu_section() {
             "cold allocations, copy rates of the blocks, varsize (issue 18)"
         rc=$? ;;
     speed)
-        # issue 19's side-by-side benchmarks, about 6 minutes on an H200:
+        # issue 19's side-by-side benchmarks, about 7 minutes on an H200:
         # their reports one after the other in speed.md, their runs in
-        # $work/speedlogs/NAME
-        for a in synctax xover cuptitax; do
+        # $work/speedlogs/NAME; PINCACHE_SPEED picks some of them
+        for a in ${PINCACHE_SPEED:-synctax xover cuptitax nodeshare}; do
             pc_gpu_bench "$a" "speed-$a.md" "speedlogs/$a" 400 "issue 19: tests/bench/$a.sh"
             b=$?
             [ "$b" = 0 ] || [ "$b" = 77 ] || rc=1
         done
-        cat "$out/speed-synctax.md" "$out/speed-xover.md" "$out/speed-cuptitax.md" >"$out/speed.md" 2>/dev/null
+        cat "$out/speed-synctax.md" "$out/speed-xover.md" "$out/speed-cuptitax.md" "$out/speed-nodeshare.md" \
+            >"$out/speed.md" 2>/dev/null
         rm -f "$out"/speed-*.md
         pc_gpu_file=$out/speed.md ;;
     cupti)

@@ -16,6 +16,9 @@
 #   tap_check STATUS TEXT              one point, ok when STATUS is 0
 #   tap_skip TEXT                      one skipped point
 #   have_shim                          the library is built
+#   report_stat NAME FILE              a number from a JSON report ("" when
+#                                      absent)
+#   check_stat FILE NAME OP VALUE TEXT one point: the report's NAME OP VALUE
 #   tap_done                           print the plan (at the end)
 #
 # Programs live in $top_builddir/tests/sim and find the simulated
@@ -28,6 +31,11 @@ SIM_BIN=$top_builddir/tests/sim
 SIM_SRC=$top_srcdir/tests/sim
 SIM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pincache-sim.XXXXXX") || exit 99
 trap 'rm -rf "$SIM_TMP"' EXIT
+# The node's shared file (PINCACHE_NODE_SHARE) in a folder of this script's
+# own: tests never meet each other's, nor a real one in /dev/shm.
+PINCACHE_NODE_SHARE_DIR=$SIM_TMP/shm
+mkdir -p "$PINCACHE_NODE_SHARE_DIR" || exit 99
+export PINCACHE_NODE_SHARE_DIR
 SIM_TIMEOUT=${SIM_TIMEOUT:-300}
 tap_n=0
 
@@ -104,6 +112,16 @@ tap_program() {
 	sed 's/^/# stderr: /' "$SIM_TMP/err" | head -n 200
 	cat "$SIM_TMP/tap"
 	tap_n=$((tap_n + $(grep -c -E '^(not )?ok ' "$SIM_TMP/tap")))
+}
+
+report_stat() {
+	sed -n "s/.*\"$1\": *\([0-9][0-9]*\).*/\1/p" "$2" | head -n 1
+}
+
+check_stat() {
+	_v=$(report_stat "$2" "$1")
+	[ -n "$_v" ] && test "$_v" "$3" "$4"
+	tap_check $? "$5 ($2 = ${_v:-missing})"
 }
 
 tap_done() {

@@ -15,11 +15,6 @@ unset PINCACHE_STAGE PINCACHE_STAGE_MIN PINCACHE_MODE SIM_PAGEABLE_ACCESS
 PINCACHE_REPORT=off
 export PINCACHE_REPORT
 
-# stat NAME FILE: a number from the JSON report ("" when absent).
-stat() {
-	sed -n "s/.*\"$1\": *\([0-9][0-9]*\).*/\1/p" "$2" | head -n 1
-}
-
 for m in none hmm ats; do
 	SIM_PAGEABLE_ACCESS=$m tap_program "plain $m" plain "$NT" -e runtime
 done
@@ -39,7 +34,7 @@ j=$SIM_TMP/ats.json
 grep -q '"native_devices": \[0, 1\]' "$j"
 tap_check $? "ats: the JSON report names both devices (staging.native_devices)"
 for k in stage_h2d_calls stage_d2h_calls stage_h2d_driver_calls stage_d2h_driver_calls; do
-	v=$(stat $k "$j")
+	v=$(report_stat $k "$j")
 	[ "$v" = 0 ]
 	tap_check $? "ats: the copies were the runtime's, unstaged and untimed ($k = ${v:-missing})"
 done

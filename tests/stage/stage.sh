@@ -14,18 +14,6 @@ ST=$top_builddir/tests/stage/stage_test
 MAX=256M MID=64M SMALL=16M PLAIN=256M
 [ -n "$(san_runtime "$ST")" ] && MAX=8M MID=4M SMALL=2M PLAIN=1M
 
-# stat NAME FILE: a number from the JSON report ("" when absent).
-stat() {
-	sed -n "s/.*\"$1\": *\([0-9][0-9]*\).*/\1/p" "$2" | head -n 1
-}
-
-# check_stat FILE NAME OP VALUE TEXT
-check_stat() {
-	_v=$(stat "$2" "$1")
-	[ -n "$_v" ] && test "$_v" "$3" "$4"
-	tap_check $? "$5 ($2 = ${_v:-missing})"
-}
-
 unset PINCACHE_STAGE PINCACHE_STAGE_MIN PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK \
 	PINCACHE_STAGE_THREADS PINCACHE_TEST_STAGE_UNSAFE PINCACHE_MODE
 PINCACHE_REPORT=off
@@ -64,17 +52,25 @@ PINCACHE_STAGE_THREADS=1
 tap_program "one thread" shim "$ST" -e staged -m 64K -M $SMALL integrity overwrite d2h order
 unset PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK PINCACHE_STAGE_MIN PINCACHE_STAGE_THREADS
 
-# Copy threads per process: min(16, CPUs), or the CPUs shared by the
-# processes a launcher says run on this node (LOCAL_WORLD_SIZE, torchrun's).
+# Copy threads per process without the node's share: min(16, CPUs), or the
+# CPUs shared by the processes a launcher says run on this node
+# (LOCAL_WORLD_SIZE, torchrun's).  With it (the default), a process staging
+# alone has min(16, CPUs) whatever the launcher says (tests/stage/node.sh
+# has the rest).
 cpus=$(nproc 2>/dev/null || echo 1)
 for procs in 1 2; do
 	want=$((cpus / procs)); [ "$want" -lt 1 ] && want=1; [ "$want" -gt 16 ] && want=16
-	PINCACHE_LOG=info LOCAL_WORLD_SIZE=$procs run_prog shim "$ST" -e staged -m 512K -M 1M order \
-		>/dev/null 2>"$SIM_TMP/threads.err"
+	PINCACHE_NODE_SHARE=off PINCACHE_LOG=info LOCAL_WORLD_SIZE=$procs run_prog shim "$ST" -e staged -m 512K \
+		-M 1M order >/dev/null 2>"$SIM_TMP/threads.err"
 	got=$(sed -n 's/.*staging with \([0-9]*\) copy threads.*/\1/p' "$SIM_TMP/threads.err" | head -n 1)
 	[ "$got" = "$want" ]
-	tap_check $? "LOCAL_WORLD_SIZE=$procs on $cpus CPUs: $want copy threads (log says ${got:-nothing})"
+	tap_check $? "share off, LOCAL_WORLD_SIZE=$procs on $cpus CPUs: $want copy threads (log says ${got:-nothing})"
 done
+want=$((cpus > 16 ? 16 : cpus))
+PINCACHE_LOG=info LOCAL_WORLD_SIZE=2 run_prog shim "$ST" -e staged -m 512K -M 1M order >/dev/null 2>"$SIM_TMP/threads.err"
+got=$(sed -n 's/.*node share: \([0-9]*\) copy threads.*/\1/p' "$SIM_TMP/threads.err" | head -n 1)
+[ "$got" = "$want" ]
+tap_check $? "node share, alone, LOCAL_WORLD_SIZE=2 on $cpus CPUs: $want copy threads (log says ${got:-nothing})"
 
 # Staging off: every pageable copy goes to the runtime.
 PINCACHE_STAGE=off
