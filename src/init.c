@@ -22,6 +22,7 @@
 #include "core/cache.h"
 #include "core/fence.h"
 #include "core/pinned.h"
+#include "core/hostkind.h"
 #include "diag/cupti.h"
 #include "diag/diag.h"
 #include "diag/shadow.h"
@@ -73,6 +74,7 @@ static const struct pc_module pc_modules[] = {
     /* host pools and VMM survive a device's loss (cudaDeviceReset and
      * cuCtxDestroy do not free them: cuda_runtime_api.h, cuda.h) */
     { "pinned",   NULL,           NULL,                    pc_pinned_after_fork_child,   NULL,                   NULL },
+    { "hostkind", NULL,           NULL,                    pc_hostkind_after_fork_child, pc_hostkind_forget_device, NULL },
     /* at exit: leave the node's share (the last one out removes its file) */
     { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device, pc_stage_at_exit },
     /* after cache and stage: their blocks and rings are forgotten first */

@@ -169,6 +169,7 @@ static void pc_batch_operand(const struct pc_batch *b, size_t i, int clean, stru
     if (!clean)
         return;
     c->clean = 1;
+    c->known = 1;
     if (pc_mem_is_host(pc_mem_of(&c->s)) && pc_mem_of(&c->d) == PC_MEM_DEVICE)
         c->kind = cudaMemcpyHostToDevice;
     else if (c->s.kind == PC_MEM_DEVICE && pc_mem_is_host(pc_mem_of(&c->d)))

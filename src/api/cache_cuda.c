@@ -4,6 +4,7 @@
 #include "stage/fastalloc.h"
 #include "core/cache.h"
 #include "core/fence.h"
+#include "core/hostkind.h"
 #include "diag/diag.h"
 #include "real/real.h"
 #include "util/stats.h"
@@ -53,6 +54,7 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
      * it had not been tried. */
     if (pc_fast_alloc(out, size, pc_key_flags(key), (int)PC_KEY_HOME(key), 0) == 0) {
         pc_call_note(PC_NOTE_MISS);
+        pc_hostkind_changed();     /* copies' pages remembered as pageable: core/hostkind.h */
         return 0;
     }
     if (c && c->attempts++ == 0) {
@@ -73,6 +75,7 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
         return err;
     }
     PC_STAT_ADD(real_alloc_bytes, size);
+    pc_hostkind_changed();
     return 0;
 }
 

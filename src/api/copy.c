@@ -1,9 +1,10 @@
 /* copy.c - host<->device copies, the runtime's and the driver's 1D ones
  * through one policy: counted, each side's memory kind decided once
- * (core/memkind.h) for the accounting and for staging, then staged or
- * passed to the real copy of the call's flavour here, so that the
- * interposition layer stays a forwarder and staging never makes a copy of
- * the program's itself. */
+ * (core/memkind.h) for the accounting and for staging (for the accounting
+ * alone, where staging does not look, from what pincache knows where it
+ * can: core/hostkind.h), then staged or passed to the real copy of the
+ * call's flavour here, so that the interposition layer stays a forwarder
+ * and staging never makes a copy of the program's itself. */
 #include "config.h"
 #include "api/copy.h"
 #include "api/streams.h"
@@ -15,29 +16,87 @@
 #include "util/stats.h"
 #include "diag/diag.h"
 #include "core/cache.h"
+#include "core/hostkind.h"
+
+/* Which sides of c are host sides the accounting and staging look at: H2D
+ * the source, D2H the destination, cudaMemcpyDefault both (its direction
+ * comes from them).  Bit 1: the source, bit 2: the destination. */
+static unsigned pc_copy_host_sides(const struct pc_copy *c)
+{
+    switch (c->kind) {
+    case cudaMemcpyHostToDevice: return 1;
+    case cudaMemcpyDeviceToHost: return 2;
+    case cudaMemcpyDefault:      return 3;
+    default:                     return 0;
+    }
+}
+
+/* For the accounting alone, without the runtime where pincache knows: a
+ * page this thread found pageable since memory was last pinned anywhere is
+ * pageable (pc_copy_lookup looked), a side in a block pincache follows is
+ * pinned (the cache's, a registered range, observe mode's blocks:
+ * core/hostkind.h).  1: decided. */
+static int pc_side_known(struct pc_mem_side *s)
+{
+    if (s->kind == PC_MEM_UNASKED && (s->cached || pc_hostkind_pinned(s->p)))
+        s->kind = PC_MEM_PINNED;
+    return s->kind != PC_MEM_UNASKED;
+}
+
+/* The runtime's answer (no error pending), a pageable one remembered. */
+static void pc_side_ask(struct pc_mem_side *s)
+{
+    unsigned epoch = pc_hostkind_epoch();
+
+    if (s->kind == PC_MEM_UNASKED && pc_mem_of(s) == PC_MEM_PAGEABLE)
+        pc_hostkind_note_pageable(s->p, epoch);
+}
+
+/* A copy staging does not consider (below PINCACHE_STAGE_MIN, or staging
+ * off) is classified for the report only: what is known above is taken as
+ * it is, and only the rest is asked, after the one check that no error is
+ * pending (pc_copy_classify's reason).  c->cheap: never for staging. */
+static void pc_copy_classify_for_report(struct pc_copy *c, unsigned sides)
+{
+    int need = ((sides & 1) && !pc_side_known(&c->s)) | ((sides & 2) && !pc_side_known(&c->d));
+
+    c->cheap = 1;
+    if (need) {
+        if (PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess)
+            return;
+        c->clean = 1;
+        if (sides & 1)
+            pc_side_ask(&c->s);
+        if (sides & 2)
+            pc_side_ask(&c->d);
+    }
+    c->known = 1;
+}
 
 /* Classify the host side(s) of c, where the accounting or staging will look
- * at them: H2D the source, D2H the destination, cudaMemcpyDefault both.
- * Staging asks about the device side itself, through the same c. */
+ * at them.  Staging asks about the device side itself, through the same c. */
 static void pc_copy_classify(struct pc_copy *c)
 {
+    unsigned sides = pc_copy_host_sides(c);
+
     if (c->clean)            /* a batch's operand, classified by its policy */
         return;
-    if (!c->n || !c->dst || !c->src || pc_state.forked_child)
+    if (!c->n || !c->dst || !c->src || pc_state.forked_child || !sides)
         return;
-    if (c->kind != cudaMemcpyHostToDevice && c->kind != cudaMemcpyDeviceToHost &&
-        c->kind != cudaMemcpyDefault)
+    if (!pc_stage_considers(c->n)) {
+        if (pc_call_accounted())
+            pc_copy_classify_for_report(c, sides);
         return;
-    if (!pc_call_accounted() && !pc_stage_considers(c->n))
-        return;
+    }
     /* A pending error: our queries could replace it, and the program must
      * find it unchanged. */
     if (PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess)
         return;
     c->clean = 1;
-    if (c->kind != cudaMemcpyDeviceToHost)
+    c->known = 1;
+    if (sides & 1)
         pc_mem_of(&c->s);
-    if (c->kind != cudaMemcpyHostToDevice)
+    if (sides & 2)
         pc_mem_of(&c->d);
 }
 
@@ -86,13 +145,32 @@ int pc_copy_run(struct pc_copy *c, const struct pc_flavour *fl)
     { .dst = (dst_), .src = (src_), .n = (n_), .kind = (kind_), .stream = (cudaStream_t)(stream_), \
       .how = (how_), .s = { .p = (src_) }, .d = { .p = (dst_) } }
 
-/* Looked up once: the classifier takes the cache's blocks from here. */
+/* Looked up once: the classifier takes the cache's blocks from here.  Only
+ * a host side can be one (a device pointer never is): an H2D copy's source,
+ * a D2H copy's destination, both sides of the other kinds.  A side only
+ * the accounting will look at (pc_copy_classify_for_report) on a page this
+ * thread found pageable is taken as pageable without the pool's lock: no
+ * block was made there since, as making one pins memory, which every
+ * thread forgets its pages for (core/hostkind.h). */
+static void pc_side_lookup(struct pc_mem_side *s, int report_only)
+{
+    if (report_only && pc_hostkind_pageable(s->p))
+        s->kind = PC_MEM_PAGEABLE;
+    else
+        s->cached = pc_cache_owns(s->p);
+}
+
 static void pc_copy_lookup(struct pc_copy *c)
 {
-    if (pc_state.mode != PC_MODE_OFF) {
-        c->s.cached = pc_cache_owns(c->src);
-        c->d.cached = pc_cache_owns(c->dst);
-    }
+    int report_only;
+
+    if (pc_state.mode == PC_MODE_OFF)
+        return;
+    report_only = pc_copy_host_sides(c) && !pc_stage_considers(c->n);
+    if (c->kind != cudaMemcpyDeviceToHost)
+        pc_side_lookup(&c->s, report_only);
+    if (c->kind != cudaMemcpyHostToDevice)
+        pc_side_lookup(&c->d, report_only);
 }
 
 cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,

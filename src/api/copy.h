@@ -11,9 +11,10 @@ cudaError_t pc_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
                       cudaStream_t stream, enum pc_copy_how how);
 /* The same for a copy already described in c, of flavour fl (the result in
  * its codes): the cache's blocks looked up (c->s.cached, c->d.cached) while
- * pincache is on, and its sides possibly classified (c->clean: then with no
- * error pending, as pc_memcpy's own classification requires): a batched
- * copy's operand (api/batch.c). */
+ * pincache is on, and its sides possibly classified (c->clean and c->known:
+ * then by the runtime, with no error pending, as pc_memcpy's own
+ * classification for staging requires): a batched copy's operand
+ * (api/batch.c). */
 struct pc_flavour;
 int pc_copy_run(struct pc_copy *c, const struct pc_flavour *fl);
 /* Other copy shapes (2D, 3D, peer, symbol): counted, then forwarded. */

@@ -15,6 +15,7 @@
 #include "core/fence.h"
 #include "core/cache.h"
 #include "core/pool.h"
+#include "core/hostkind.h"
 #include "real/real.h"
 
 /* A pageable address that is never pinned.  Asking the runtime about it
@@ -71,6 +72,8 @@ static int pc_alloc_passthrough(const struct pc_flavour *fl, void **p, size_t si
 
     PC_STAT_INC(alloc_passthrough);
     pc_call_note(PC_NOTE_REAL);
+    if (err == 0)
+        pc_hostkind_changed();    /* pinned memory the cache does not know */
     if (pc_state.mode == PC_MODE_OBSERVE) {
         PC_STAT_INC(real_alloc_calls);
         PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);

@@ -14,6 +14,7 @@
 #include "util/options.h"
 #include "util/stats.h"
 #include "diag/diag.h"
+#include "core/hostkind.h"
 
 /* --- PINCACHE_REGISTER_DONTFORK ---
  *
@@ -129,8 +130,10 @@ static int pc_register(const struct pc_flavour *fl, void *p, size_t size, unsign
     if (pc_fast_contains(p))
         return fl->reg(p, size, ~0u);
     r = fl->reg(p, size, flags);
-    if (r == 0)
+    if (r == 0) {
+        pc_hostkind_changed();
         pc_dontfork_add(p, size);
+    }
     return r;
 }
 

@@ -26,6 +26,10 @@ struct pc_copy {
     enum pc_copy_how how;
     pc_copy_fn real;         /* the real copy of the call's flavour */
     int clean;               /* checked: no CUDA error pending, n and both pointers set */
+    int known;               /* the host sides the accounting needs are classified (by the
+                              * runtime when clean and not cheap) */
+    int cheap;               /* classified for the accounting alone (api/copy.c), perhaps
+                              * without the runtime (core/hostkind.h): never for staging */
     int foreign_ctx;         /* a context the program created is current: its streams are not the ring's */
     struct pc_mem_side s, d; /* source and destination */
 };

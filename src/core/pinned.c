@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <uthash.h>
 #include "core/pinned.h"
+#include "core/hostkind.h"
 #include "util/stats.h"
 
 struct pc_pin_pool {           /* a host pool */
@@ -115,6 +116,7 @@ void pc_pinned_alloc(uintptr_t ptr, size_t size, uint64_t pool)
         free(old);
     }
     PC_GAUGE_ADD(host_pool_bytes, size);
+    pc_hostkind_changed();
 }
 
 int pc_pinned_alloc_free(uintptr_t ptr)
@@ -183,6 +185,7 @@ void pc_pinned_vmm_map(uintptr_t ptr, size_t size, uint64_t handle)
     struct pc_pin_handle *h, *oh = NULL;
     size_t gone = 0;
 
+    pc_hostkind_changed();     /* memory mapped where pages may have been pageable */
     if (!m)
         return;
     m->ptr = ptr;

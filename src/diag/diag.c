@@ -15,6 +15,7 @@
 #include "diag/trace.h"
 #include "diag/cupti.h"
 #include "diag/shadow.h"
+#include "stage/stage.h"
 
 __thread struct pc_call pc_tls_call __attribute__((tls_model("initial-exec"))) = { .api = -1 };
 
@@ -132,15 +133,60 @@ void pc_diag_probe_device(void)
         PC_CALL_REAL(cudaGetLastError);       /* ours: nothing was pending */
 }
 
-/* clean: the caller has seen no error pending, and left none. */
+/* The driver's cuStreamQuery: libcuda's, or else the runtime's entry point
+ * for it (the simulated device has no libcuda), the latter asked only when
+ * no error is pending (clean_now: a failure of ours is cleared).  Decided
+ * once (a lookup that finds nothing is not cheap); NULL until then, and
+ * where there is none. */
+typedef CUresult (*pc_stream_query_fn)(CUstream);
+
+static pc_stream_query_fn pc_drv_stream_query(int clean_now)
+{
+    static pc_stream_query_fn fn;   /* atomic, final once done is set */
+    static int done;                /* atomic */
+    pc_stream_query_fn f;
+
+    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+        return __atomic_load_n(&fn, __ATOMIC_RELAXED);
+    f = (pc_stream_query_fn)PC_REAL(cuStreamQuery);
+    if (!f) {
+        if (!clean_now)
+            return NULL;
+        f = (pc_stream_query_fn)pc_real_drv_entry(NULL, "cuStreamQuery", 2000);
+        if (!f)
+            PC_CALL_REAL(cudaGetLastError);   /* ours: nothing was pending */
+    }
+    __atomic_store_n(&fn, f, __ATOMIC_RELAXED);
+    __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+    return f;
+}
+
+/* One query of stream s (the legacy and per-thread handles are the
+ * driver's too).  The driver's first: it leaves the runtime's last error
+ * alone, so no check for a pending one is needed before it.  Any answer but
+ * done or not ready (no context current on this thread yet, a broken one)
+ * and the runtime is asked instead, as before.  clean: the caller has seen
+ * no error pending, and left none. */
 static void pc_probe_stream(cudaStream_t s, int clean)
 {
+    pc_stream_query_fn drv;
     cudaError_t e;
+    CUresult r;
 
     if (s == cudaStreamPerThread)
         pc_tls_ptstream = 1;     /* the program's own call is about to use it */
+    if (pc_tls_call.api < 0 || pc_state.forked_child || pc_fence_capturing() > 0)
+        return;
+    drv = pc_drv_stream_query(0);
+    if (drv && ((r = drv((CUstream)s)) == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)) {
+        if (r == CUDA_ERROR_NOT_READY)
+            pc_call_note(PC_NOTE_BUSY);
+        return;
+    }
     if (!pc_can_probe(clean))
         return;
+    if (!drv)
+        pc_drv_stream_query(1);  /* for the next ones */
     e = PC_CALL_REAL(cudaStreamQuery, s);
     if (e == cudaErrorNotReady)
         pc_call_note(PC_NOTE_BUSY);
@@ -191,12 +237,12 @@ void pc_diag_sync_device(void)
 
 /* --- copies --------------------------------------------------------------- */
 
-/* The copies-table row of c (classified by the copy policy, with no error
- * pending: nothing is asked again here), or -1: not a host copy.  *h2d and
- * *mk: its direction and host memory kind. */
+/* The copies-table row of c (classified by the copy policy: nothing is
+ * asked again here), or -1: not a host copy.  *h2d and *mk: its direction
+ * and host memory kind. */
 static int pc_diag_copy_row(const struct pc_copy *c, int *h2d, enum pc_mem *mk)
 {
-    if (!c->clean)
+    if (!c->known)
         return -1;
     switch (c->kind) {
     case cudaMemcpyHostToDevice:
@@ -242,13 +288,18 @@ void pc_diag_copy(const struct pc_copy *c)
         if (sync || (!h2d && mk == PC_MEM_PAGEABLE))
             pc_call_note(PC_NOTE_TIMED);
     }
-    /* Synchronous and pageable copies wait for the stream's earlier work. */
-    if (sync || mk == PC_MEM_PAGEABLE) {
-        s = c->how == PC_COPY_SYNC ? cudaStreamLegacy
-          : c->how == PC_COPY_SYNC_PTDS ? cudaStreamPerThread
-          : c->how == PC_COPY_ASYNC_PTSZ && !c->stream ? cudaStreamPerThread : c->stream;
-        pc_probe_stream(s, 1);
-    }
+    s = c->how == PC_COPY_SYNC ? cudaStreamLegacy
+      : c->how == PC_COPY_SYNC_PTDS ? cudaStreamPerThread
+      : c->how == PC_COPY_ASYNC_PTSZ && !c->stream ? cudaStreamPerThread : c->stream;
+    if (s == cudaStreamPerThread)
+        pc_tls_ptstream = 1;     /* as pc_probe_stream */
+    /* The copies the runtime holds for their stream's earlier work
+     * (synchronous ones, pageable D2H, pageable async H2D beyond 2 MiB:
+     * stage.h) wait for it when it is in flight: one query of the stream.
+     * A pageable async H2D of up to 2 MiB is read at the call and waits for
+     * nothing (pincache(7) PAGEABLE COPIES), a pinned async copy neither. */
+    if (pc_rt_copy_waits(h2d, sync, mk == PC_MEM_PAGEABLE, c->n))
+        pc_probe_stream(s, c->clean);
 }
 
 void pc_diag_copy_operand(const struct pc_copy *c, uint64_t ns, int timed)

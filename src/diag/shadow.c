@@ -1,6 +1,8 @@
 /* shadow.c - observe mode's shadow of the cache (what cache mode would have
  * kept, reused and saved), and the registered ranges the report counts;
- * fed by the accounting as each host-memory call closes (diag.c). */
+ * fed by the accounting as each host-memory call closes (diag.c).  Its
+ * blocks are also the pinned ranges the copy accounting knows without
+ * asking the runtime (core/hostkind.h). */
 #include "config.h"
 #include <pthread.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <uthash.h>
 #include "diag/shadow.h"
 #include "core/pool.h"
+#include "core/hostkind.h"
 #include "util/options.h"
 #include "util/state.h"
 #include "util/stats.h"
@@ -43,6 +46,7 @@ static void pc_shadow_add(void *p, size_t size, int registered)
     HASH_REPLACE_PTR(D.map, ptr, s, old);
     pthread_mutex_unlock(&D.lock);
     free(old);
+    pc_hostkind_add(p, size);
 }
 
 /* Remove p; its size, or 0 when unknown or of the other kind. */
@@ -61,6 +65,7 @@ static size_t pc_shadow_take(void *p, int registered)
     if (s) {
         size = s->size;
         free(s);
+        pc_hostkind_remove(p);
     }
     return size;
 }

@@ -33,7 +33,6 @@
  * Which devices get no staging at all (they read pageable memory through
  * the host's page tables): native.c.
  * ==== */
-#define PC_RT_STAGING_BYTES ((size_t)2 << 20)
 
 /* Must the copy wait for earlier work before its source is read?  Sync
  * H2D only (legacy or per-thread semantics: pc_order_wait). */

@@ -41,6 +41,10 @@ int pc_plan_classify(struct pc_plan *p, struct pc_copy *c);
  * stream, current device and device memory all on one device. */
 int pc_plan_stream_ok(struct pc_plan *p, cudaStream_t stream, enum pc_copy_how how);
 
+/* The runtime's staging buffer: an async pageable H2D reads this much of
+ * its source at the call (plan.c has the measurements). */
+#define PC_RT_STAGING_BYTES ((size_t)2 << 20)
+
 /* The runtime's pageable-copy ordering (plan.c has the measurements). */
 int pc_rt_reads_after_stream(const struct pc_plan *p);
 int pc_rt_holds_for_stream(const struct pc_plan *p, size_t read);

@@ -39,6 +39,13 @@ int pc_stage_considers(size_t n)
     return pc_opt.stage != PC_STAGE_OFF && n >= pc_opt.stage_min && n != 0;
 }
 
+int pc_rt_copy_waits(int h2d, int sync, int pageable, size_t n)
+{
+    if (sync || (pageable && !h2d))
+        return 1;
+    return pageable && n > PC_RT_STAGING_BYTES;
+}
+
 int pc_stage_on_device(int dev)
 {
     return pc_opt.stage != PC_STAGE_OFF && !(pc_opt.stage == PC_STAGE_AUTO && pc_native_device(dev));
@@ -60,8 +67,10 @@ int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
         return PC_STAGE_NO;
     }
     /* NULL: the runtime's error.  A pending error: our queries could replace
-     * it, and the program must find it unchanged (the copy policy checked). */
-    if (!c->clean)
+     * it, and the program must find it unchanged (the copy policy checked).
+     * Sides classified for the accounting only (api/copy.c): never staged
+     * on their word. */
+    if (!c->clean || c->cheap)
         return PC_STAGE_NO;
     memset(&p, 0, sizeof p);
     p.real = c->real;

@@ -14,6 +14,14 @@ int pc_stage_considers(size_t n);
  * asks the runtime: call with no error pending. */
 int pc_stage_on_device(int dev);
 
+/* Does the runtime's own copy hold the calling thread until the work queued
+ * ahead of it on its stream is done (pincache(7) PAGEABLE COPIES)?  A
+ * synchronous copy and a copy into pageable memory: yes.  An asynchronous
+ * one from pageable memory: only beyond the runtime's 2 MiB staging buffer
+ * (plan.c).  From or into pinned memory, asynchronous: no.  sync: cudaMemcpy
+ * or _ptds; pageable: its host side. */
+int pc_rt_copy_waits(int h2d, int sync, int pageable, size_t n);
+
 /* What pc_stage_copy did with a copy. */
 enum { PC_STAGE_NO, PC_STAGE_PASS, PC_STAGE_DONE };
 struct pc_staged {
@@ -26,8 +34,9 @@ struct pc_staged {
     uint64_t t0;
 };
 
-/* Try to stage the 1D copy c (its sides classified at most once, c->clean:
- * no error pending).  PC_STAGE_NO: the caller passes the call to the real
+/* Try to stage the 1D copy c (its sides classified at most once by the
+ * runtime, c->clean: no error pending; never sides c->cheap says the
+ * accounting classified).  PC_STAGE_NO: the caller passes the call to the real
  * runtime unchanged (not pageable, too small, staging off, ...).
  * PC_STAGE_PASS: a pageable copy staging leaves to the runtime (ring
  * unavailable, capture, another thread staging, ...): the caller makes it,

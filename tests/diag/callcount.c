@@ -15,7 +15,15 @@
  *                        (cudaStreamSynchronize_ptsz(0), the per-thread
  *                        stream) or device (cudaDeviceSynchronize); busy:
  *                        with a 2 ms kernel in flight on that stream (device:
- *                        on the created stream), launched before the count */
+ *                        on the created stream), launched before the count
+ *   callcount copy API DIR MEM [SIZE]
+ *                        one copy of SIZE bytes (default 4096) alone, counted
+ *                        after a warm-up copy of the same buffer: API memcpy
+ *                        (cudaMemcpy) or async (cudaMemcpyAsync on a created
+ *                        stream, synchronized after the count); DIR h2d or
+ *                        d2h; MEM the host buffer: pageable (malloc'd),
+ *                        pinned (cudaMallocHost) or registered (malloc'd,
+ *                        then cudaHostRegister) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +109,46 @@ static int sync_round(const char *call, const char *state)
     return print_counts();
 }
 
+/* The copy mode (see the top). */
+static int copy_round(int argc, char **argv)
+{
+    const char *api = argc > 2 ? argv[2] : "", *dir = argc > 3 ? argv[3] : "", *mem = argc > 4 ? argv[4] : "";
+    size_t n = argc > 5 ? strtoul(argv[5], NULL, 0) : 4096;
+    int async = strcmp(api, "async") == 0, h2d = strcmp(dir, "h2d") == 0;
+    int pinned = strcmp(mem, "pinned") == 0, reg = strcmp(mem, "registered") == 0;
+    enum cudaMemcpyKind kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    void *host = NULL, *dev = NULL;
+    cudaStream_t s;
+    cudaError_t e = cudaSuccess;
+
+    if ((!async && strcmp(api, "memcpy")) || (!h2d && strcmp(dir, "d2h")) ||
+        (!pinned && !reg && strcmp(mem, "pageable")) || n == 0 || cudaStreamCreate(&s) != cudaSuccess ||
+        cudaMalloc(&dev, n) != cudaSuccess ||
+        (pinned ? cudaMallocHost(&host, n) != cudaSuccess : (host = malloc(n)) == NULL) ||
+        (reg && cudaHostRegister(host, n, cudaHostRegisterDefault) != cudaSuccess)) {
+        fprintf(stderr, "callcount: copy memcpy|async h2d|d2h pageable|pinned|registered [SIZE], or set-up failed\n");
+        return 99;
+    }
+    memset(host, 7, n);
+    for (int round = 0; round < 2 && e == cudaSuccess; round++) {
+        void *dst = h2d ? dev : host;
+        const void *src = h2d ? host : dev;
+
+        if (round == 1)
+            count_from();
+        e = async ? cudaMemcpyAsync(dst, src, n, kind, s) : cudaMemcpy(dst, src, n, kind);
+        if (round == 1 && e == cudaSuccess && print_counts() != 0)
+            return 1;
+        if (e == cudaSuccess && async)
+            e = cudaStreamSynchronize(s);
+    }
+    if (e != cudaSuccess) {
+        fprintf(stderr, "callcount: the copy failed: %d\n", (int)e);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "small";
@@ -112,6 +160,8 @@ int main(int argc, char **argv)
 
     if (strcmp(what, "sync") == 0)
         return sync_round(argc > 2 ? argv[2] : "", argc > 3 ? argv[3] : "");
+    if (strcmp(what, "copy") == 0)
+        return copy_round(argc, argv);
     host = malloc(n);
     if (!host || cudaMalloc(&dev, n) != cudaSuccess) {
         fprintf(stderr, "callcount: setup failed\n");

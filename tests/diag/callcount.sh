@@ -6,12 +6,23 @@
 # shows here.  The budgets (4 KiB cudaMemcpy H2D, then cudaStreamSynchronize(0)
 # or cudaDeviceSynchronize) were 6 and 8 before the copy's sides were
 # classified once and its probe stopped asking again for a pending error,
-# 5 and 7 before the syncs stopped asking anything: the 3 left are the
-# copy's (its host side's kind, its stream's query, the pending error).
+# 5 and 7 before the syncs stopped asking anything, 3 and 3 before a small
+# copy's host side was told without the runtime where pincache knows it
+# and its stream was asked through the driver (issue 19): the 1 left is the
+# copy's stream query, cudaMemcpy waiting for the legacy stream.
 # A synchronizing call alone has no budget at all (issue 19, "no tax on
 # synchronizing calls"): idle or waiting for a kernel, it reaches the
 # runtime once, as the program's own call, and no driver entry point (the
 # stream query and device check it used to make: 2 and 3 calls more).
+# A small copy alone (issue 19, "never slower than the driver, at any
+# size"; below PINCACHE_STAGE_MIN, CUPTI off), after a first copy of the
+# same buffer: none when it cannot wait for its stream (a pageable async
+# H2D, read at the call; an async one from or into pinned memory), one
+# stream query when it can (cudaMemcpy, a pageable D2H); its host side
+# never asked about, pinned (a cache block, a registered range) or pageable
+# (told at the first copy).  Before: 2 to 3 each (cudaPeekAtLastError,
+# cudaPointerGetAttributes but for a cache block, cudaStreamQuery but for a
+# pinned async copy).
 . "$top_srcdir/tests/sim/common.sh"
 BIN=$top_builddir/tests/diag/callcount
 
@@ -43,8 +54,41 @@ check() {   # check ARG BUDGET TEXT
 	echo "# shim: " $(awk '$1 == "calls" { print $2 "=" $3 }' "$SIM_TMP/shim.$1")
 }
 
-check small 3 "4 KiB cudaMemcpy H2D + cudaStreamSynchronize"
-check small-dev 3 "4 KiB cudaMemcpy H2D + cudaDeviceSynchronize"
+check small 1 "4 KiB cudaMemcpy H2D + cudaStreamSynchronize"
+check small-dev 1 "4 KiB cudaMemcpy H2D + cudaDeviceSynchronize"
+
+# copy_check BUDGET API DIR MEM [SIZE]: callcount copy API DIR MEM SIZE,
+# plainly and under the shim (CUPTI off): the shim's copy makes at most
+# BUDGET calls more than the plain one, which makes exactly one, its own.
+copy_check() {
+	budget=$1
+	shift
+	for m in plain shim; do
+		SIM_CALLS=1 PINCACHE_CUPTI=off run_prog $m "$BIN" copy "$@" >"$SIM_TMP/$m.copy" 2>"$SIM_TMP/$m.copy.err"
+		echo "rc $?" >>"$SIM_TMP/$m.copy"
+	done
+	plain=$(awk '$1 == "total" { print $2 }' "$SIM_TMP/plain.copy")
+	shim=$(awk '$1 == "total" { print $2 }' "$SIM_TMP/shim.copy")
+	if [ "$plain" = 1 ] && [ -n "$shim" ] && grep -q '^rc 0$' "$SIM_TMP/plain.copy" &&
+		grep -q '^rc 0$' "$SIM_TMP/shim.copy" && [ $((shim - plain)) -le "$budget" ]; then
+		tap_check 0 "copy $*: pincache's own calls $((shim - plain)) <= $budget"
+	else
+		tap_check 1 "copy $*: pincache's own calls $((${shim:-999} - ${plain:-0})) > $budget, or a run failed (plain: ${plain:-?} calls)"
+	fi
+	echo "# plain:" $(awk '$1 == "calls" { print $2 "=" $3 }' "$SIM_TMP/plain.copy") $(cat "$SIM_TMP/plain.copy.err")
+	echo "# shim: " $(awk '$1 == "calls" { print $2 "=" $3 }' "$SIM_TMP/shim.copy") $(grep -v '^pincache' "$SIM_TMP/shim.copy.err")
+}
+
+copy_check 0 async h2d pageable 4096
+copy_check 0 async h2d pageable 65536
+copy_check 1 async d2h pageable 4096
+copy_check 1 memcpy h2d pageable 4096
+copy_check 1 memcpy d2h pageable 65536
+copy_check 0 async h2d pinned 4096
+copy_check 0 async d2h pinned 65536
+copy_check 1 memcpy h2d pinned 4096
+copy_check 0 async h2d registered 4096
+copy_check 0 async d2h registered 65536
 
 # sync_check CALL STATE NAME: callcount sync CALL STATE, plainly and under
 # the shim (CUPTI off): each counts exactly one call, NAME's.

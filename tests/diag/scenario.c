@@ -17,6 +17,8 @@
  *   scenario bench PAIRS                    time alloc/free pairs (overhead measurement)
  *   scenario syncwait ROUNDS                synchronizing calls waiting for a short kernel,
  *                                           and idle
+ *   scenario kinds                          small copies' host memory kinds, told for the
+ *                                           report alone, and which of them waited
  *
  * cudaStreamSynchronize (and _ptsz) and cudaDeviceSynchronize are told by
  * their duration (pincache(7), Sync attribution): an idle one that took
@@ -530,6 +532,119 @@ static int bench(int n)
     return errors != 0;
 }
 
+/* --- kinds: small copies classified for the report alone -------------- */
+
+/* Copies below PINCACHE_STAGE_MIN (never staged) whose host side pincache
+ * classifies for its report alone, without the runtime where it knows the
+ * memory (core/hostkind.h), and their sync attribution; every copy made
+ * twice in a row, so that the second finds what the first taught:
+ *  - a malloc'd buffer: pageable, H2D (cudaMemcpy) and D2H (cudaMemcpyAsync),
+ *    and as cudaMemcpyDefault's source;
+ *  - a cudaMallocHost block (the cache's in cache mode, a real block
+ *    followed in observe mode), at its base and inside it: pinned;
+ *  - a malloc'd buffer copied first (pageable), then registered: pinned, at
+ *    its start and inside; unregistered: pageable again;
+ *  - each right after a kernel on the stream it would wait for: a 64 KiB
+ *    pageable cudaMemcpyAsync H2D and a pinned one return at once (not
+ *    synced); a pageable D2H cudaMemcpyAsync and a pinned cudaMemcpy H2D
+ *    wait (synced). */
+#define KINDS_BUF (64u << 10)
+enum { K_H2D_PAGE, K_H2D_PIN, K_D2H_PAGE, K_D2H_PIN };
+static const char *const kinds_key[4] = { "h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned" };
+static unsigned long long kinds_calls[4], kinds_bytes[4], kinds_synced[2];   /* synced: cudaMemcpy, Async */
+static cudaStream_t kinds_s;
+static char *kinds_dev;
+
+/* One copy of n bytes between host and the device buffer, of row k:
+ * cudaMemcpy, or cudaMemcpyAsync on kinds_s (async).  kind: the call's
+ * (cudaMemcpyDefault, or the direction's).  waits: -1, an idle copy,
+ * synchronized after when async; else right after a kernel on the stream it
+ * would wait for, and whether it must (the report's synced count). */
+static void kinds_copy(int k, int async, void *host, size_t n, int dflt, int waits)
+{
+    int h2d = k == K_H2D_PAGE || k == K_H2D_PIN;
+    void *dst = h2d ? (void *)kinds_dev : host;
+    const void *src = h2d ? host : (void *)kinds_dev;
+    enum cudaMemcpyKind kind = dflt ? cudaMemcpyDefault : h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    uint64_t t0;
+
+    if (waits >= 0) {
+        drain();
+        kernel(async ? kinds_s : cudaStreamLegacy);
+    }
+    t0 = now_ns();
+    if (async)
+        CK(cudaMemcpyAsync(dst, src, n, kind, kinds_s));
+    else
+        CK(cudaMemcpy(dst, src, n, kind));
+    if (waits >= 0 && (now_ns() - t0 >= WAITED_NS) != waits) {
+        fprintf(stderr, "scenario: a %s copy %s\n", kinds_key[k], waits ? "returned at once" : "waited");
+        errors++;
+    }
+    if (waits > 0)
+        kinds_synced[async]++;
+    if (waits >= 0)
+        drain();
+    else if (async)
+        CK(cudaStreamSynchronize(kinds_s));
+    kinds_calls[k]++;
+    kinds_bytes[k] += n;
+}
+
+static void kinds_twice(int k, int async, void *host, size_t n)
+{
+    kinds_copy(k, async, host, n, 0, -1);
+    kinds_copy(k, async, host, n, 0, -1);
+}
+
+static int kinds(void)
+{
+    char *page = malloc(KINDS_BUF), *pin = NULL, *reg = aligned_alloc(4096, KINDS_BUF);
+
+    if (!page || !reg || cudaStreamCreate(&kinds_s) != cudaSuccess ||
+        cudaMalloc((void **)&kinds_dev, KINDS_BUF) != cudaSuccess ||
+        cudaMallocHost((void **)&pin, KINDS_BUF) != cudaSuccess) {
+        fprintf(stderr, "scenario: set-up failed\n");
+        return 1;
+    }
+    memset(page, 1, KINDS_BUF);
+    memset(pin, 2, KINDS_BUF);
+    memset(reg, 3, KINDS_BUF);
+    kinds_twice(K_H2D_PAGE, 0, page, 4096);
+    kinds_twice(K_D2H_PAGE, 1, page + 100, 4096);
+    kinds_copy(K_H2D_PAGE, 0, page, 1000, 1, -1);
+    kinds_copy(K_H2D_PAGE, 0, page, 1000, 1, -1);
+    kinds_twice(K_H2D_PIN, 1, pin, 4096);
+    kinds_twice(K_D2H_PIN, 0, pin + 8192, 4096);
+
+    kinds_twice(K_H2D_PAGE, 1, reg, 4096);              /* not yet registered */
+    CK(cudaHostRegister(reg, KINDS_BUF, cudaHostRegisterDefault));
+    kinds_twice(K_H2D_PIN, 1, reg, 4096);
+    kinds_twice(K_D2H_PIN, 1, reg + 12288, 4096);
+    CK(cudaHostUnregister(reg));
+    kinds_twice(K_H2D_PAGE, 1, reg, 4096);
+    kinds_twice(K_D2H_PAGE, 0, reg + 12288, 4096);
+
+    kinds_copy(K_H2D_PAGE, 1, page, KINDS_BUF, 0, 0);   /* read at the call, returns */
+    kinds_copy(K_H2D_PIN, 1, pin, 4096, 0, 0);
+    kinds_copy(K_D2H_PAGE, 1, page, 4096, 0, 1);        /* returns when the data is there */
+    kinds_copy(K_H2D_PIN, 0, pin, 4096, 0, 1);          /* cudaMemcpy waits for the legacy stream */
+
+    CK(cudaFreeHost(pin));
+    CK(cudaFree(kinds_dev));
+    CK(cudaStreamDestroy(kinds_s));
+    free(page);
+    free(reg);
+    for (int k = 0; k < 4; k++) {
+        printf("expect copies.%s.calls %llu\n", kinds_key[k], kinds_calls[k]);
+        printf("expect copies.%s.bytes %llu\n", kinds_key[k], kinds_bytes[k]);
+    }
+    expect("apis.cudaMemcpy.synced", kinds_synced[0]);
+    expect("apis.cudaMemcpyAsync.synced", kinds_synced[1]);
+    fprintf(stderr, "scenario: %d errors\n", errors);
+    return errors != 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -547,7 +662,9 @@ int main(int argc, char **argv)
         return bench(atoi(argv[2]));
     if (!strcmp(what, "syncwait") && argc > 2)
         return syncwait(atoi(argv[2]));
+    if (!strcmp(what, "kinds"))
+        return kinds();
     fprintf(stderr, "usage: scenario counts cache|observe [SCALE] | threads N PAIRS | fork [cuda] | "
-                    "exit-thread | bench PAIRS | syncwait ROUNDS\n");
+                    "exit-thread | bench PAIRS | syncwait ROUNDS | kinds\n");
     return 2;
 }

@@ -138,6 +138,7 @@ static void read_config(void)
 	read_register_costs();
 	sim_cfg.copy_gbps = env_double("SIM_COPY_GBPS", 50);
 	sim_cfg.hostfn_us = env_double("SIM_HOSTFN_US", 0);
+	sim_cfg.inline_ops = env_double("SIM_INLINE_OPS", 0) > 0;
 	sim_cfg.context_us = env_double("SIM_CONTEXT_US", 0);
 	sim_cfg.pageable_access = env_choice("SIM_PAGEABLE_ACCESS", pageable_names, SIM_PAGEABLE_NONE);
 	sim_cfg.pci_bus = (int)env_double("SIM_PCI_BUS", 16);

@@ -44,6 +44,7 @@ struct sim_config {
 	double fork_huge_us_per_mb;  /* ... huge pages */
 	double copy_gbps;         /* SIM_COPY_GBPS: copy and memset bandwidth, 0 = instant */
 	double hostfn_us;         /* SIM_HOSTFN_US: duration of a cudaLaunchHostFunc */
+	bool inline_ops;          /* SIM_INLINE_OPS: an idle stream's instant op runs in the caller */
 	double context_us;        /* SIM_CONTEXT_US: added to the first call that touches a device */
 	int pageable_access;      /* SIM_PAGEABLE_ACCESS: SIM_PAGEABLE_* below */
 	int pci_bus;              /* SIM_PCI_BUS: device 0's PCI bus (cudaDeviceGetPCIBusId) */
