@@ -26,7 +26,7 @@
 /* Joining and leaving a transfer takes no lock.  A pool thread counts
  * itself in active, then reads job; pc_xfer_end clears job, then waits for
  * active to reach 0 (both sequentially consistent: either the thread sees
- * NULL, or the caller sees it counted).  A lock here put every copy behind
+ * NULL, or the caller sees it counted), or leaves that to pc_xfer_init.  A lock here put every copy behind
  * a convoy: 15 threads that woke together queued on one mutex, each handing
  * it to the next through a futex wake-up, on the way in and on the way out.
  * T.mu is only the lock of the two condition variables, for threads that
@@ -96,8 +96,11 @@ void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t 
                   unsigned threads)
 {
     size_t most;
-    unsigned spp;
+    unsigned spp, spins = 0;
 
+    /* Pool threads leaving the last transfer may still read x (pc_xfer_end). */
+    while (__atomic_load_n(&T.active, __ATOMIC_SEQ_CST) != 0)
+        pc_xfer_relax(&spins);
     memset(x, 0, sizeof *x);
     x->to_slots = to_slots;
     x->host = host;
@@ -116,9 +119,7 @@ void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t 
     }
     /* Twice as many slices as threads evens out the end of each piece. */
     spp = threads > 1 ? 2 * threads : 1;
-    most = x->piece / PC_XFER_SLICE_MIN;
-    if (most < 1)
-        most = 1;
+    most = x->piece >= PC_XFER_SLICE_MIN ? x->piece / PC_XFER_SLICE_MIN : 1;
     if (spp > most)
         spp = (unsigned)most;
     x->spp = spp;
@@ -436,7 +437,7 @@ void pc_xfer_begin(struct pc_xfer *x)
     }
 }
 
-void pc_xfer_end(struct pc_xfer *x)
+void pc_xfer_end(struct pc_xfer *x, int done)
 {
     unsigned spins = 0;
 
@@ -447,8 +448,8 @@ void pc_xfer_end(struct pc_xfer *x)
     __atomic_store_n(&T.job, NULL, __ATOMIC_SEQ_CST);
     pc_xfer_wake_more();
     /* Every slice is claimed by now (or stop holds them back): a thread still
-     * counted is finishing one slice, or on its way out. */
-    while (__atomic_load_n(&T.active, __ATOMIC_SEQ_CST) != 0)
+     * counted is finishing one slice, or (done) reading x on its way out. */
+    while (!done && __atomic_load_n(&T.active, __ATOMIC_SEQ_CST) != 0)
         pc_xfer_relax(&spins);
 }
 
@@ -478,7 +479,7 @@ void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n)
         ;
     while (__atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0)
         pc_xfer_relax(&spins);
-    pc_xfer_end(&x);
+    pc_xfer_end(&x, 0);
 }
 
 void pc_xfer_after_fork_child(void)

@@ -33,7 +33,9 @@ struct pc_xfer {
     void *arg;
 };
 
-/* Describe a transfer.  threads: participants the slicing is sized for. */
+/* Describe a transfer.  threads: participants the slicing is sized for.
+ * Waits first for pool threads still leaving an earlier transfer (x may be
+ * that one: pc_xfer_end). */
 void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t piece,
                   char *const *slot, unsigned *left, unsigned nslot, unsigned head,
                   unsigned threads);
@@ -71,8 +73,13 @@ int pc_xfer_help(struct pc_xfer *x);
 /* Have all slices of piece k (already made ready) been copied? */
 int pc_xfer_piece_done(const struct pc_xfer *x, uint64_t k);
 /* Stop the transfer and wait until no pool thread touches it (or the memory
- * it names) any more.  Required before x goes out of scope, even on error. */
-void pc_xfer_end(struct pc_xfer *x);
+ * it names) any more.  Required before x goes out of scope, even on error.
+ * done: every piece is done, so no slice is left to claim and a pool
+ * thread still on its way out reads x and nothing else: return at once (a
+ * copy need not wait for a thread the scheduler has put aside), and leave
+ * x as it is until the next pc_xfer_init, which waits for such threads
+ * (static storage, one transfer at a time). */
+void pc_xfer_end(struct pc_xfer *x, int done);
 
 /* Run fn(arg, i) for every i in [0, n) once, on the pool's threads and the
  * caller, and return when all have returned.  The caller holds the staging

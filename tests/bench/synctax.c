@@ -15,36 +15,18 @@
  * kernel (SYNCTAX_WARM).  Exit status 3: no CUDA device.
  *
  *   synctax [BATCHES [CALLS]]     (default 51 batches of 2000 calls) */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 #include <cuda_runtime_api.h>
+#include "benchlib.h"
 
 #ifndef SYNCTAX_WARM
 #define SYNCTAX_WARM(s) ((void)(s))
 #endif
 
-static uint64_t synctax_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int synctax_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* One batch of calls idle syncs (stream s, or the device when dev): ns per
  * call, or -1 when a call failed. */
 static double synctax_batch(cudaStream_t s, int dev, int calls)
 {
-    uint64_t t0 = synctax_ns();
+    uint64_t t0 = bench_ns();
     cudaError_t e = cudaSuccess;
 
     for (int i = 0; i < calls && e == cudaSuccess; i++)
@@ -54,7 +36,7 @@ static double synctax_batch(cudaStream_t s, int dev, int calls)
                 (int)e);
         return -1;
     }
-    return (double)(synctax_ns() - t0) / calls;
+    return (double)(bench_ns() - t0) / calls;
 }
 
 int main(int argc, char **argv)
@@ -86,11 +68,10 @@ int main(int argc, char **argv)
             if ((v[k * batches + b] = synctax_batch(s, k, calls)) < 0)
                 return 1;
     for (int k = 0; k < 2; k++) {
-        double *x = v + k * batches;
+        double *x = v + k * batches, med = bench_median(x, batches);   /* sorts x */
 
-        qsort(x, (size_t)batches, sizeof *x, synctax_cmp);
-        printf("SYNCTAX %s median_ns=%.1f min_ns=%.1f batches=%d calls=%d\n", names[k], x[batches / 2], x[0],
-               batches, calls);
+        printf("SYNCTAX %s median_ns=%.1f min_ns=%.1f batches=%d calls=%d\n", names[k], med, x[0], batches,
+               calls);
     }
     free(v);
     return 0;
