@@ -15,8 +15,10 @@
  *    first, and returns once the source is staged (the DMA done too, unless
  *    other work holds it);
  *  - D2H, sync or async, returns when the data is in the destination;
- *  - the copy returns the first failing DMA's error; an internal failure
- *    (event, ring) hands the rest of the copy to the runtime.
+ *  - the copy returns the first failing DMA's error (no call after it: the
+ *    ring is not used again if DMAs queued before it lack their event); an
+ *    internal failure (event, ring) hands the rest of the copy to the
+ *    runtime.
  * Anything we are unsure of (capture, other devices, unknown memory, an error
  * already pending) goes to the runtime untouched.  Staging makes no copy of
  * the program's through the runtime itself: the copy policy (api/copy.c)

@@ -21,7 +21,8 @@
 
 /* Joining and leaving a transfer takes no lock.  A pool thread counts
  * itself in active, then reads job; pc_xfer_end clears job, then waits for
- * active to reach 0 (both sequentially consistent: either the thread sees
+ * active to reach 0 (or, when the transfer is done, leaves that wait to the
+ * next pc_xfer_init) (both sequentially consistent: either the thread sees
  * NULL, or the caller sees it counted).  A lock here put every copy behind
  * a convoy: 15 threads that woke together queued on one mutex, each handing
  * it to the next through a futex wake-up, on the way in and on the way out.
@@ -336,9 +337,16 @@ void pc_xfer_begin(struct pc_xfer *x)
     }
 }
 
-void pc_xfer_end(struct pc_xfer *x)
+void pc_xfer_quiet(void)
 {
     unsigned spins = 0;
+
+    while (__atomic_load_n(&T.active, __ATOMIC_SEQ_CST) != 0)
+        pc_xfer_relax(&spins);
+}
+
+void pc_xfer_end(struct pc_xfer *x, int done)
+{
 
     __atomic_store_n(&x->stop, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&T.job, __ATOMIC_RELAXED) != x)
@@ -347,9 +355,10 @@ void pc_xfer_end(struct pc_xfer *x)
     __atomic_store_n(&T.job, NULL, __ATOMIC_SEQ_CST);
     pc_xfer_wake_more();
     /* Every slice is claimed by now (or stop holds them back): a thread still
-     * counted is finishing one slice, or on its way out. */
-    while (__atomic_load_n(&T.active, __ATOMIC_SEQ_CST) != 0)
-        pc_xfer_relax(&spins);
+     * counted is finishing one slice, or (done) reading x on its way out,
+     * which the next pc_xfer_init waits for. */
+    if (!done)
+        pc_xfer_quiet();
 }
 
 void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads)
@@ -374,12 +383,13 @@ void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsig
     x.fn = fn;
     x.arg = arg;
     x.seats = threads > 1 ? threads - 1 : 0;
+    pc_xfer_quiet();        /* the last copy's threads may still be leaving it */
     pc_xfer_begin(&x);
     while (pc_xfer_help(&x))
         ;
     while (__atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0)
         pc_xfer_relax(&spins);
-    pc_xfer_end(&x);
+    pc_xfer_end(&x, 0);
 }
 
 void pc_xfer_after_fork_child(void)

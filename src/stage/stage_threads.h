@@ -23,8 +23,15 @@ int pc_xfer_help(struct pc_xfer *x);
 /* Have all slices of piece k (already made ready) been copied? */
 int pc_xfer_piece_done(const struct pc_xfer *x, uint64_t k);
 /* Stop the transfer and wait until no pool thread touches it (or the memory
- * it names) any more.  Required before x goes out of scope, even on error. */
-void pc_xfer_end(struct pc_xfer *x);
+ * it names) any more.  Required before x goes out of scope, even on error.
+ * done: every piece is done, so no slice is left to claim and a pool
+ * thread still on its way out reads x and nothing else: return at once (a
+ * copy need not wait for a thread the scheduler has put aside), and leave
+ * x as it is until the next pc_xfer_init, which waits for such threads
+ * (static storage, one transfer at a time). */
+void pc_xfer_end(struct pc_xfer *x, int done);
+/* Wait until no pool thread is inside a transfer: before pc_xfer_init. */
+void pc_xfer_quiet(void);
 
 /* Run fn(arg, i) for every i in [0, n) once, on the caller and at most
  * threads - 1 of the pool's threads, and return when all have returned.

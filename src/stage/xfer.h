@@ -30,7 +30,9 @@ struct pc_xfer {
 };
 
 /* Describe a transfer.  threads: participants the slicing is sized for, and
- * the most that work on it (the caller and threads - 1 pool threads). */
+ * the most that work on it (the caller and threads - 1 pool threads).
+ * The caller waits first for pool threads still leaving an earlier
+ * transfer, which may be x (stage_threads.h: pc_xfer_quiet, pc_xfer_end). */
 void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t piece,
                   char *const *slot, unsigned *left, unsigned nslot, unsigned head,
                   unsigned threads);

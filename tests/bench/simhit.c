@@ -25,34 +25,12 @@
 #include <time.h>
 #include <cuda.h>
 #include "../doubles/sim.h"
-
-#define MAXC 256
+#include "benchlib.h"
 
 typedef CUresult (*ctx_record_fn)(CUcontext, CUevent);
 typedef CUresult (*ctx_current_fn)(CUcontext *);
 typedef CUresult (*ev_query_fn)(CUevent);
 typedef CUresult (*prio_fn)(int *, int *);
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
 
 static void *entry(const char *name, unsigned ver)
 {
@@ -70,42 +48,17 @@ static int pair(void **p, size_t size)
     return cudaHostAlloc(p, size, 0) != cudaSuccess || cudaFreeHost(*p) != cudaSuccess;
 }
 
-static unsigned long long before_of(const struct sim_call *b, int nb, const char *name)
-{
-    for (int i = 0; i < nb; i++)
-        if (strcmp(b[i].name, name) == 0)
-            return b[i].calls;
-    return 0;
-}
-
 /* --calls: the entry points N pairs reach, per pair. */
 static int count_calls(long pairs, size_t size)
 {
-    static struct sim_call b[MAXC], a[MAXC];
-    unsigned long long total = 0;
+    static struct bench_calls before;
     void *p;
-    int nb, na;
 
-    nb = simCalls(b, MAXC);
-    nb = nb < MAXC ? nb : MAXC;
+    bench_calls_snap(&before);
     for (long i = 0; i < pairs; i++)
         if (pair(&p, size))
             return 1;
-    na = simCalls(a, MAXC);
-    na = na < MAXC ? na : MAXC;
-    if (na == 0) {
-        fprintf(stderr, "simhit: no counts (SIM_CALLS=1 unset?)\n");
-        return 1;
-    }
-    for (int i = 0; i < na; i++) {
-        unsigned long long d = a[i].calls - before_of(b, nb, a[i].name);
-        if (d) {
-            printf("calls %s %.2f\n", a[i].name, (double)d / (double)pairs);
-            total += d;
-        }
-    }
-    printf("total %.2f\n", (double)total / (double)pairs);
-    return 0;
+    return bench_calls_print(&before, pairs, "simhit");
 }
 
 int main(int argc, char **argv)
@@ -165,10 +118,10 @@ int main(int argc, char **argv)
     if (!vp || !vf || !vg || !vr || !vc || !vk)
         return 1;
     for (long j = 0; j < nb; j++) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = bench_ns();
         for (int k = 0; k < batch; k++)
             bad |= pair(&p, size);
-        uint64_t t1 = now_ns();
+        uint64_t t1 = bench_ns();
         vp[j] = (double)(t1 - t0) / batch;
         if (only)
             continue;
@@ -176,23 +129,23 @@ int main(int argc, char **argv)
             bad |= record(ctx, (CUevent)ev) != CUDA_SUCCESS;
             bad |= query((CUevent)ev) != CUDA_SUCCESS;
         }
-        uint64_t t2 = now_ns();
+        uint64_t t2 = bench_ns();
         for (int k = 0; k < batch; k++) {
             int d;
             bad |= cudaGetDevice(&d) != cudaSuccess;
         }
-        uint64_t t3 = now_ns();
+        uint64_t t3 = bench_ns();
         for (int k = 0; k < batch; k++) {
             int lo, hi;
             bad |= prio(&lo, &hi) != CUDA_SUCCESS;
         }
-        uint64_t t4 = now_ns();
+        uint64_t t4 = bench_ns();
         for (int k = 0; k < batch; k++)
             bad |= current(&ctx) != CUDA_SUCCESS;
-        uint64_t t5 = now_ns();
+        uint64_t t5 = bench_ns();
         for (int k = 0; k < batch; k++)
-            (void)now_ns();
-        uint64_t t6 = now_ns();
+            (void)bench_ns();
+        uint64_t t6 = bench_ns();
         vf[j] = (double)(t2 - t1) / batch;
         vg[j] = (double)(t3 - t2) / batch;
         vr[j] = (double)(t4 - t3) / batch;
@@ -203,13 +156,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "simhit: a call failed\n");
     } else if (only) {
         printf("RESULT simhit pairs=%ld batch=%d size=%zu streams=%d pair_ns=%.1f\n", nb * batch, batch, size,
-               nstreams, median(vp, nb));
+               nstreams, bench_median(vp, nb));
     } else {
-        double mp = median(vp, nb), mf = median(vf, nb);
+        double mp = bench_median(vp, nb), mf = bench_median(vf, nb);
         printf("RESULT simhit pairs=%ld batch=%d size=%zu streams=%d pair_ns=%.1f fence_ns=%.1f "
                "bookkeeping_ns=%.1f ratio=%.3f getdev_ns=%.1f prio_ns=%.1f ctxcur_ns=%.1f clock_ns=%.1f\n",
                nb * batch, batch, size, nstreams, mp, mf, mp - mf, mf > 0 ? (mp - mf) / mf : 0.0,
-               median(vg, nb), median(vr, nb), median(vc, nb), median(vk, nb));
+               bench_median(vg, nb), bench_median(vr, nb), bench_median(vc, nb), bench_median(vk, nb));
     }
     for (int i = 0; i < nstreams; i++)
         cudaStreamDestroy(st[i]);

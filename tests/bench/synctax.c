@@ -28,12 +28,8 @@
  *     default 51 batches of 2000 calls; a copy's batch makes CALLS/10
  *     copies (at least 1): a small copy costs 10-40 idle syncs on an H200.
  *     WHAT: all (the default), sync (the two syncs) or copy (the copies). */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <cuda_runtime_api.h>
+#include "benchlib.h"
 
 #ifndef SYNCTAX_WARM
 #define SYNCTAX_WARM(s) ((void)(s))
@@ -53,21 +49,6 @@ struct synctax_case {
 
 static cudaStream_t synctax_s;
 static void *synctax_host[2], *synctax_dev;   /* host: [0] pageable, [1] pinned */
-
-static uint64_t synctax_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int synctax_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
 
 static cudaError_t synctax_one(const struct synctax_case *k)
 {
@@ -91,7 +72,7 @@ static cudaError_t synctax_one(const struct synctax_case *k)
 /* One batch of calls of case k: ns per call, or -1 when a call failed. */
 static double synctax_batch(const struct synctax_case *k, int calls)
 {
-    uint64_t t0 = synctax_ns();
+    uint64_t t0 = bench_ns();
     cudaError_t e = cudaSuccess;
 
     for (int i = 0; i < calls && e == cudaSuccess; i++)
@@ -100,7 +81,7 @@ static double synctax_batch(const struct synctax_case *k, int calls)
         fprintf(stderr, "synctax: %s failed: %d\n", k->name, (int)e);
         return -1;
     }
-    return (double)(synctax_ns() - t0) / calls;
+    return (double)(bench_ns() - t0) / calls;
 }
 
 /* How many calls a batch of case k makes. */
@@ -177,7 +158,7 @@ int main(int argc, char **argv)
     for (int j = 0; j < nk; j++) {
         double *x = v + j * batches;
 
-        qsort(x, (size_t)batches, sizeof *x, synctax_cmp);
+        qsort(x, (size_t)batches, sizeof *x, bench_cmp);
         printf("SYNCTAX %s median_ns=%.1f min_ns=%.1f batches=%d calls=%d\n", k[j].name, x[batches / 2], x[0],
                batches, synctax_calls(&k[j], calls));
     }

@@ -28,53 +28,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../doubles/sim.h"
+#include "../bench/benchlib.h"
 
-#define MAXC 256
-
-static struct sim_call before[MAXC];
-static int nbefore;
-
-static int snap(struct sim_call *c)
-{
-    int n = simCalls(c, MAXC);
-    return n < MAXC ? n : MAXC;
-}
-
-static unsigned long long before_of(const char *name)
-{
-    for (int i = 0; i < nbefore; i++)
-        if (strcmp(before[i].name, name) == 0)
-            return before[i].calls;
-    return 0;
-}
+static struct bench_calls before;
 
 /* The counted round begins. */
 static void count_from(void)
 {
-    nbefore = snap(before);
+    bench_calls_snap(&before);
 }
 
 /* It ends: each entry point called since count_from, and the total.
  * 0 when there are counts. */
 static int print_counts(void)
 {
-    static struct sim_call a[MAXC];
-    unsigned long long total = 0;
-    int na = snap(a);
-
-    if (na == 0) {
-        fprintf(stderr, "callcount: no counts (SIM_CALLS=1 unset?)\n");
-        return 1;
-    }
-    for (int i = 0; i < na; i++) {
-        unsigned long long d = a[i].calls - before_of(a[i].name);
-        if (d) {
-            printf("calls %s %llu\n", a[i].name, d);
-            total += d;
-        }
-    }
-    printf("total %llu\n", total);
-    return 0;
+    return bench_calls_print(&before, 1, "callcount");
 }
 
 static void nop(void *arg)

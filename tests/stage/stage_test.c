@@ -409,6 +409,10 @@ static void t_d2h(void)
         ok(0, "d2h: setup");
         return;
     }
+    /* An H2D on s first: the first D2H (on the legacy stream) finds the
+     * ring's slots still busy, for all pincache knows, with another
+     * stream's DMA, and asks (stage-inject.sh fails that question). */
+    one_h2d(&b, M_ASYNC_STREAM, s, n < MB ? n : MB, 0, 0, 39);
     for (int m = 0; m < M_COUNT; m++)
         one_d2h(&b, (enum mode)m, s, n, 3, 5, 40 + m, 20000);
     bufs_put(&b);

@@ -123,7 +123,7 @@ static void run_to(char *dev, char *host, size_t n, size_t piece, unsigned nslot
         if (!pc_xfer_help(&x))
             pc_xfer_relax(&spins);
     }
-    pc_xfer_end(&x);
+    pc_xfer_end(&x, 0);
     /* Gone, as a caller's stack frame is: a pool thread still reading it
      * would now find garbage pointers and crash the test. */
     memset(&x, 0xa5, sizeof x);
@@ -159,7 +159,7 @@ static void run_from(char *host, const char *dev, size_t n, size_t piece, unsign
         if (!pc_xfer_help(&x))
             pc_xfer_relax(&spins);
     }
-    pc_xfer_end(&x);
+    pc_xfer_end(&x, 0);
     /* Gone, as a caller's stack frame is: a pool thread still reading it
      * would now find garbage pointers and crash the test. */
     memset(&x, 0xa5, sizeof x);
