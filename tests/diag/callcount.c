@@ -110,6 +110,14 @@ static int copy_round(int argc, char **argv)
         if (e == cudaSuccess && async)
             e = cudaStreamSynchronize(s);
     }
+    if (reg)
+        cudaHostUnregister(host);
+    if (pinned)
+        cudaFreeHost(host);
+    else
+        free(host);
+    cudaFree(dev);
+    cudaStreamDestroy(s);
     if (e != cudaSuccess) {
         fprintf(stderr, "callcount: the copy failed: %d\n", (int)e);
         return 1;
