@@ -1,6 +1,7 @@
 # benchlib.sh - sourced (bash) by issue 19's side-by-side benchmark scripts
-# (xover.sh, cuptitax.sh): figures from their logs and their verdict lines.
-# Needs out (the script's OUTDIR).
+# (xover.sh, cuptitax.sh, nodeshare.sh): their programs built, figures from
+# their logs and their verdict lines.  Needs srcdir, and args.sh's out,
+# builddir and lib.
 # shellcheck shell=bash
 
 # med: the median of the numbers on stdin ("" when none)
@@ -30,7 +31,8 @@ verdict() {
 bench_machine() {
     {
         echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-        echo "gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
+        echo "gpu=$(nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current \
+            --format=csv,noheader 2>/dev/null | head -n 1)"
         echo "host=$(nproc) CPUs, Linux $(uname -r)"
         echo "command=$cmdline"
     } >"$out/machine.txt"
@@ -46,4 +48,32 @@ bench_run() {
     echo "${0##*/}: $name" >&2
     timeout -k 5 "$secs" env "${env[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err" ||
         echo "${0##*/}: $name failed (exit $?); see $out/$name.err" >&2
+}
+# bench_build PROG...: tests/bench/PROG.cu built into BUILDDIR/tests/bench
+# (cuda-env.sh's pc_build); the script ends with status 0 and a line on
+# stdout when there is no nvcc, with status 2 when the library is not built
+# or a build failed (OUTDIR/build.log)
+bench_build() {
+    local p
+    # shellcheck source=tests/gpu/cuda-env.sh
+    . "$srcdir/tests/gpu/cuda-env.sh"
+    pc_find_nvcc || { echo "${0##*/}: no nvcc; nothing measured"; exit 0; }
+    [ -f "$lib" ] || { echo "${0##*/}: $lib not found (build pincache first)" >&2; exit 2; }
+    mkdir -p "$builddir/tests/bench" || exit 2
+    : >"$out/build.log"
+    for p in "$@"; do
+        pc_build "$builddir/tests/bench/$p" "$srcdir/tests/bench/$p.cu" >>"$out/build.log" 2>&1 ||
+            { echo "${0##*/}: building $p failed:" >&2; cat "$out/build.log" >&2; exit 2; }
+    done
+}
+# bench_probe PROG: PROG probe, which exits 3 where there is no CUDA device:
+# then the script ends with status 0 and a line on stdout; status 2 when
+# the probe failed otherwise
+bench_probe() {
+    timeout -k 5 60 "$1" probe >"$out/probe.out" 2>&1
+    case $? in
+    0) ;;
+    3) echo "${0##*/}: no CUDA device; nothing measured"; exit 0 ;;
+    *) echo "${0##*/}: the probe failed:" >&2; cat "$out/probe.out" >&2; exit 2 ;;
+    esac
 }

@@ -41,13 +41,7 @@ else
     py=${PYTHON:-python3}
     "$py" -c 'import torch' 2>/dev/null || train=off
     printf "rounds='%s'\nsizes='%s'\ntrain='%s'\n" "$rounds" "$sizes" "$train" >"$out/config.txt"
-    # shellcheck source=tests/gpu/cuda-env.sh
-    . "$srcdir/tests/gpu/cuda-env.sh"
-    pc_find_nvcc || { echo "cuptitax.sh: no nvcc; nothing measured"; exit 0; }
-    [ -f "$lib" ] || { echo "cuptitax.sh: $lib not found (build pincache first)" >&2; exit 2; }
-    mkdir -p "$bin" || exit 2
-    pc_build "$bin/churn" "$srcdir/tests/bench/churn.cu" >"$out/build.log" 2>&1 ||
-        { echo "cuptitax.sh: build failed:" >&2; cat "$out/build.log" >&2; exit 2; }
+    bench_build churn
     nvidia-smi -L >/dev/null 2>&1 || { echo "cuptitax.sh: no CUDA device; nothing measured"; exit 0; }
     bench_machine
     rm -f "$out"/churn*.* "$out"/train.*

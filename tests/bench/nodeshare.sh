@@ -28,12 +28,11 @@
 set -u
 unset LD_PRELOAD # plain runs must be plain
 
-cmdline="$0 $*"
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-[ $# -eq 2 ] || { echo "usage: nodeshare.sh BUILDDIR OUTDIR" >&2; exit 2; }
-builddir=$(cd "$1" 2>/dev/null && pwd) || { echo "nodeshare.sh: no build folder $1" >&2; exit 2; }
-mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
-lib=$builddir/src/.libs/libpincache.so
+# shellcheck source=tests/bench/args.sh
+. "$srcdir/tests/bench/args.sh"
+# shellcheck source=tests/bench/benchlib.sh
+. "$srcdir/tests/bench/benchlib.sh"
 prog=$builddir/tests/bench/nodeshare
 procs_list=${NODESHARE_PROCS:-1 4}
 trials=${NODESHARE_TRIALS:-3}
@@ -42,26 +41,9 @@ row=${NODESHARE_ROW:-2621440}
 target=${NODESHARE_TARGET:-40}
 failed=0
 
-# shellcheck source=tests/gpu/cuda-env.sh
-. "$srcdir/tests/gpu/cuda-env.sh"
-pc_find_nvcc || { echo "nodeshare.sh: no nvcc; nothing measured"; exit 0; }
-[ -f "$lib" ] || { echo "nodeshare.sh: $lib not found (build pincache first)" >&2; exit 2; }
-mkdir -p "$builddir/tests/bench" || exit 2
-pc_build "$prog" "$srcdir/tests/bench/nodeshare.cu" >"$out/build.log" 2>&1 ||
-    { echo "nodeshare.sh: building nodeshare failed:" >&2; cat "$out/build.log" >&2; exit 2; }
-timeout -k 5 60 "$prog" probe >"$out/probe.out" 2>&1
-case $? in
-0) ;;
-3) echo "nodeshare.sh: no CUDA device; nothing measured"; exit 0 ;;
-*) echo "nodeshare.sh: the probe failed:" >&2; cat "$out/probe.out" >&2; exit 2 ;;
-esac
-{
-    echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "gpu=$(nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current \
-        --format=csv,noheader 2>/dev/null | head -n 1)"
-    echo "host=$(nproc) CPUs, Linux $(uname -r)"
-    echo "command=$cmdline"
-} >"$out/machine.txt"
+bench_build nodeshare
+bench_probe "$prog"
+bench_machine
 
 # trial NAME PROCS HOW: PROCS processes at once; HOW plain, on or off
 trial() {
@@ -117,9 +99,6 @@ agg() {
         }
         END { if (n == want && !bad && last > first) printf "%.3f %.3f\n", bytes / (last - first), slow / 1e6 }'
 }
-med() {
-    sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.6g\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 # figures P HOW COL: column COL of agg over the trials, one a line
 figures() {
     for t in $(seq "$trials"); do agg "p$1.$2.$t" "$1"; done | awk -v c="$3" 'NF { print $c }'
@@ -140,7 +119,6 @@ threads() {
     done
     echo "${s:--}"
 }
-m() { sed -n "s/^$1=//p" "$out/machine.txt" 2>/dev/null | head -n 1; }
 
 echo "## Processes of one node staging to one GPU at once (issue 19)"
 echo

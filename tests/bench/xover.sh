@@ -42,20 +42,8 @@ else
     rounds=${XOVER_ROUNDS:-3}
     churn=${XOVER_CHURN:-on}
     printf "sizes='%s'\nreps='%s'\nrounds='%s'\nchurn='%s'\n" "$sizes" "$reps" "$rounds" "$churn" >"$out/config.txt"
-    # shellcheck source=tests/gpu/cuda-env.sh
-    . "$srcdir/tests/gpu/cuda-env.sh"
-    pc_find_nvcc || { echo "xover.sh: no nvcc; nothing measured"; exit 0; }
-    [ -f "$lib" ] || { echo "xover.sh: $lib not found (build pincache first)" >&2; exit 2; }
-    mkdir -p "$bin" || exit 2
-    pc_build "$bin/xover" "$srcdir/tests/bench/xover.cu" >"$out/build.log" 2>&1 &&
-        { [ "$churn" = off ] || pc_build "$bin/churn" "$srcdir/tests/bench/churn.cu" >>"$out/build.log" 2>&1; } ||
-        { echo "xover.sh: build failed:" >&2; cat "$out/build.log" >&2; exit 2; }
-    timeout -k 5 60 "$bin/xover" probe
-    case $? in
-    0) ;;
-    3) echo "xover.sh: no CUDA device; nothing measured"; exit 0 ;;
-    *) echo "xover.sh: the probe failed" >&2; exit 2 ;;
-    esac
+    if [ "$churn" = off ]; then bench_build xover; else bench_build xover churn; fi
+    bench_probe "$bin/xover"
     bench_machine
     rm -f "$out"/copies.* "$out"/churn.*
     t0=$(date +%s)
