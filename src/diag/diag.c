@@ -114,13 +114,16 @@ void pc_call_end(int ok)
 /* --- sync attribution ----------------------------------------------------- */
 
 /* Our queries must not disturb the program: none during a stream capture
- * (a query of a capturing stream invalidates the capture) and none while an
- * error is pending (ours could replace it). */
+ * (a query of a capturing stream invalidates the capture) and, through the
+ * runtime, none while an error is pending (ours could replace it). */
+static int pc_may_probe(void)
+{
+    return pc_tls_call.api >= 0 && !pc_state.forked_child && pc_fence_capturing() <= 0;
+}
+
 static int pc_can_probe(int clean)
 {
-    if (pc_tls_call.api < 0 || pc_state.forked_child || pc_fence_capturing() > 0)
-        return 0;
-    return clean || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess;
+    return pc_may_probe() && (clean || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess);
 }
 
 void pc_diag_probe_device(void)
@@ -175,7 +178,7 @@ static void pc_probe_stream(cudaStream_t s, int clean)
 
     if (s == cudaStreamPerThread)
         pc_tls_ptstream = 1;     /* the program's own call is about to use it */
-    if (pc_tls_call.api < 0 || pc_state.forked_child || pc_fence_capturing() > 0)
+    if (!pc_may_probe())
         return;
     drv = pc_drv_stream_query(0);
     if (drv && ((r = drv((CUstream)s)) == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)) {
@@ -183,7 +186,7 @@ static void pc_probe_stream(cudaStream_t s, int clean)
             pc_call_note(PC_NOTE_BUSY);
         return;
     }
-    if (!pc_can_probe(clean))
+    if (!clean && PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess)
         return;
     if (!drv)
         pc_drv_stream_query(1);  /* for the next ones */
