@@ -12,6 +12,11 @@
 #                 the order reversed every other round (default 3)
 #   XOVER_CHURN   "off": no churn runs and no churn verdict (the simulated
 #                 device, which runs no kernel, in xover-verdicts.sh)
+#   XOVER_FORCED  "off": no third kind of run.  By default each round also
+#                 runs xover under pincache with PINCACHE_STAGE_MIN=0 (every
+#                 size staged): against plain, the crossover the staging
+#                 thresholds are set from, per direction and kind of buffer
+#                 (listed after the table; information, not a verdict)
 #
 # A markdown report on stdout: one row per point (plain and pincache µs, each
 # the median of the rounds' medians, and pincache/plain), the churn's ms per
@@ -41,29 +46,35 @@ else
     reps=${XOVER_REPS:-40}
     rounds=${XOVER_ROUNDS:-3}
     churn=${XOVER_CHURN:-on}
-    printf "sizes='%s'\nreps='%s'\nrounds='%s'\nchurn='%s'\n" "$sizes" "$reps" "$rounds" "$churn" >"$out/config.txt"
+    forced=${XOVER_FORCED:-on}
+    printf "sizes='%s'\nreps='%s'\nrounds='%s'\nchurn='%s'\nforced='%s'\n" "$sizes" "$reps" "$rounds" "$churn" \
+        "$forced" >"$out/config.txt"
     if [ "$churn" = off ]; then bench_build xover; else bench_build xover churn; fi
     bench_probe "$bin/xover"
     bench_machine
     rm -f "$out"/copies.* "$out"/churn.*
     t0=$(date +%s)
-    # run NAME plain|pc PROG ARGS...: NAME.out, NAME.err, pincache's NAME.json
+    # run NAME plain|pc|forced PROG ARGS...: NAME.out, NAME.err, pincache's NAME.json
     run() {
         local name=$1 how=$2
         shift 2
-        if [ "$how" = plain ]; then
-            bench_run "$name" 200 -- "$@"
-        else
-            bench_run "$name" 200 LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json" -- "$@"
-        fi
+        case $how in
+        plain) bench_run "$name" 200 -- "$@" ;;
+        pc) bench_run "$name" 200 LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json" -- "$@" ;;
+        forced) bench_run "$name" 200 LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json" PINCACHE_STAGE_MIN=0 \
+            -- "$@" ;;
+        esac
     }
+    kinds="plain pc"
+    [ "$forced" = off ] || kinds="plain pc forced"
     for r in $(seq "$rounds"); do
-        order="plain pc"
-        [ $((r % 2)) = 0 ] && order="pc plain"
+        order=$kinds
+        [ $((r % 2)) = 0 ] && order=$(echo "$kinds" | tr ' ' '\n' | tac | tr '\n' ' ')
         for how in $order; do
             # shellcheck disable=SC2086
             run "copies.$how.$r" "$how" "$bin/xover" copies "$reps" $sizes
-            [ "$churn" = off ] || run "churn.$how.$r" "$how" "$bin/churn" --variant pageable --size 1 --reps 5
+            [ "$churn" = off ] || [ "$how" = forced ] ||
+                run "churn.$how.$r" "$how" "$bin/churn" --variant pageable --size 1 --reps 5
         done
     done
     echo "wall=$(($(date +%s) - t0))" >>"$out/machine.txt"
@@ -84,23 +95,59 @@ echo "- command: \`$(m command)\`; $rounds processes of each, alternating; $reps
 echo
 echo "cudaMemcpyAsync + cudaStreamSynchronize, µs per copy (fresh: the copy and the buffer's munmap)"
 echo
-echo "| size | dir | source | plain | pincache | pincache/plain |"
-echo "|---|---|---|---:|---:|---:|"
+forced=${forced:-off}
+if [ "$forced" = off ]; then
+    echo "| size | dir | source | plain | pincache | pincache/plain |"
+    echo "|---|---|---|---:|---:|---:|"
+else
+    echo "| size | dir | source | plain | pincache | pincache/plain | every size staged | staged/plain |"
+    echo "|---|---|---|---:|---:|---:|---:|---:|"
+fi
 slower=""
 n=0
+declare -A staged=()
 for size in $sizes; do
     for src in warm fresh; do
         for dir in H2D D2H; do
             p=$(point plain "$src" "$dir" "$size")
             c=$(point pc "$src" "$dir" "$size")
             x=$(ratio "$c" "$p")
-            echo "| $size | $dir | $src | ${p:-?} | ${c:-?} | ${x:-?} |"
+            if [ "$forced" = off ]; then
+                echo "| $size | $dir | $src | ${p:-?} | ${c:-?} | ${x:-?} |"
+            else
+                f=$(point forced "$src" "$dir" "$size")
+                fx=$(ratio "$f" "$p")
+                echo "| $size | $dir | $src | ${p:-?} | ${c:-?} | ${x:-?} | ${f:-?} | ${fx:-?} |"
+                staged["$dir $src $size"]=$fx
+            fi
             n=$((n + 1))
             [ "$(within "$x" "$slack")" = 1 ] || slower="$slower $size $dir $src ${x:-?};"
         done
     done
 done
 echo
+if [ "$forced" != off ]; then
+    # The crossover of each direction and kind: the smallest size from which
+    # staging (every size staged) is no slower than the driver at that size
+    # and every larger one measured.
+    echo "Crossover, staging every size against the driver (where the staging thresholds come from):"
+    echo
+    for dir in H2D D2H; do
+        for src in warm fresh; do
+            from=""
+            for size in $sizes; do
+                fx=${staged["$dir $src $size"]:-}
+                if [ "$(within "$fx" 1)" = 1 ]; then [ -n "$from" ] || from=$size; else from=""; fi
+            done
+            if [ -n "$from" ]; then
+                echo "- $dir $src: staging no slower from $from up"
+            else
+                echo "- $dir $src: the driver faster at the largest size"
+            fi
+        done
+    done
+    echo
+fi
 if [ "${churn:-on}" != off ]; then
     cp=$(churn_ms plain)
     cc=$(churn_ms pc)
@@ -116,7 +163,9 @@ fi
 [ "${churn:-on}" = off ] || verdict "$(within "$cx" "$slack")" "1 MB pageable churn no slower than plain (${cx:-?}x)"
 sums=$(cat "$out"/copies.*.out 2>/dev/null | sed -n 's/^CHECK sum=//p' | sort -u)
 nsum=$(cat "$out"/copies.*.out 2>/dev/null | grep -c '^CHECK sum=')
-verdict "$([ "$nsum" = $((2 * rounds)) ] && [ "$(echo "$sums" | wc -l)" = 1 ] && echo 1 || echo 0)" \
+nkinds=2
+[ "$forced" = off ] || nkinds=3
+verdict "$([ "$nsum" = $((nkinds * rounds)) ] && [ "$(echo "$sums" | wc -l)" = 1 ] && echo 1 || echo 0)" \
     "every run copied the same bytes ($nsum checksums, $(echo "$sums" | grep -c .) distinct)"
 echo
 echo "$pass passed, $fail failed"
