@@ -23,7 +23,10 @@ if jcheck_ok && report_ok "$SIM_TMP/static.json"; then
 	hits=$(jget "$SIM_TMP/static.json" apis.cudaHostAlloc.hits+apis.cudaMallocHost.hits)
 	calls=$(jget "$SIM_TMP/static.json" stats.alloc_calls)
 	tap_eq "$calls" 150 "report: every driver allocation counted once"
-	[ "${hits:-0}" -gt 25 ]   # of 150; the rest wait for fences or deepen the pipeline
+	# Of 150; the rest wait for fences or deepen the pipeline, more of them
+	# the busier the machine (45-80 with a build running beside it, 40 in
+	# a CI run, under 25 once under load).  What it guards against is none.
+	[ "${hits:-0}" -gt 10 ]
 	tap_check $? "report: the cache served the driver allocations ($hits hits)"
 	tap_eq "$(jget "$SIM_TMP/static.json" stats.streams_created)" 2 "report: both cuStreamCreate streams joined the fences"
 else
