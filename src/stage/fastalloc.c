@@ -36,6 +36,7 @@
 #include "stage/stage_threads.h"
 #include "util/log.h"
 #include "util/options.h"
+#include "util/sigguard.h"
 #include "util/state.h"
 #include "util/stats.h"
 
@@ -178,10 +179,17 @@ static int pc_fast_map_chunk(struct pc_fast_job *j, uint64_t i)
     int fd = -1;
 
     if (j->fd) {
+        struct pc_sigguard g;
+        int bad;
+
         fd = memfd_create("pincache", MFD_CLOEXEC);
-        if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
-            if (fd >= 0)
-                close(fd);
+        if (fd < 0)
+            return -1;
+        pc_sigguard_begin(&g);
+        bad = ftruncate(fd, (off_t)len) != 0 ? errno : 0;
+        pc_sigguard_end(&g, bad);
+        if (bad) {
+            close(fd);
             return -1;
         }
         j->fd[i] = fd;
@@ -201,9 +209,17 @@ static void pc_fast_chunk(void *arg, uint64_t i)
 
     /* The pages first, without mapping them (cheaper per page, measured
      * run 56), then the mapping; both fail cleanly when memory is short. */
-    if (j->fd && fallocate(j->fd[i], 0, 0, (off_t)len) != 0) {
-        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-        return;
+    if (j->fd) {
+        struct pc_sigguard g;
+        int bad;
+
+        pc_sigguard_begin(&g);
+        bad = fallocate(j->fd[i], 0, 0, (off_t)len) != 0 ? errno : 0;
+        pc_sigguard_end(&g, bad);
+        if (bad) {
+            __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+            return;
+        }
     }
     /* Out of memory is an error here, not a later SIGBUS or OOM kill.  A
      * kernel without MADV_POPULATE_WRITE (EINVAL) leaves the faulting to
@@ -278,7 +294,10 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         nchunk = 1;
     j.chunk = ((size / nchunk) + page - 1) & ~(page - 1);
     nchunk = (size + j.chunk - 1) / j.chunk;
-    if (j.shared && !pc_opt.test_fast_populate) {
+    /* memfds are files: past RLIMIT_FSIZE their sizing fails (with SIGXFSZ,
+     * which sigguard.h takes back), so under such a limit the chunks are
+     * shared anonymous memory, faulted in instead (no file size applies). */
+    if (j.shared && !pc_opt.test_fast_populate && pc_fsize_allows(j.chunk)) {
         j.fd = calloc(nchunk, sizeof *j.fd);
         if (!j.fd) {
             munmap(j.base, size);

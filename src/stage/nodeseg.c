@@ -18,6 +18,7 @@
 #include "stage/nodeseg.h"
 #include "util/fmt.h"
 #include "util/outfile.h"
+#include "util/sigguard.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -96,9 +97,14 @@ static int pc_nodeseg_create(const char *dir, const char *path)
     if (fchmod(fd, 0600) != 0) {
         err = -errno;
     } else {
-        ssize_t w = pwrite(fd, &f, sizeof f, 0);
+        struct pc_sigguard g;     /* under `ulimit -f`: EFBIG, not SIGXFSZ */
+        ssize_t w;
+
+        pc_sigguard_begin(&g);
+        w = pwrite(fd, &f, sizeof f, 0);
         if (w != (ssize_t)sizeof f)
             err = w < 0 ? -errno : -ENOSPC;
+        pc_sigguard_end(&g, -err);
     }
     if (!err && syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) != 0)
         err = -errno;

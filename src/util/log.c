@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "util/log.h"
+#include "util/sigguard.h"
 
 #define PC_LOG_BUF 512
 #define PC_LOG_MAX_WARNINGS 100
@@ -23,21 +24,28 @@ static const char *const pc_level_word[] = { "error: ", "warning: ", "info: ", "
 
 int pc_write_all(int fd, const void *buf, unsigned long n)
 {
+    struct pc_sigguard g;
     const char *p = buf;
+    int r = 0;
 
+    pc_sigguard_begin(&g);   /* EPIPE or EFBIG, never a signal: sigguard.h */
     while (n) {
         ssize_t w = write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return -errno;
+            r = -errno;
+            break;
         }
-        if (w == 0)
-            return -EIO;
+        if (w == 0) {
+            r = -EIO;
+            break;
+        }
         p += w;
         n -= (size_t)w;
     }
-    return 0;
+    pc_sigguard_end(&g, -r);
+    return r;
 }
 
 int pc_log_prefix(char *buf, unsigned long n, int level)

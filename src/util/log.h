@@ -22,7 +22,9 @@ void pc_log_once(int *flag, int level, const char *fmt, ...) __attribute__((form
 #define pc_info(...)  pc_log(PC_LOG_INFO,  __VA_ARGS__)
 #define pc_debug(...) pc_log(PC_LOG_DEBUG, __VA_ARGS__)
 
-/* write(2) all of buf, retrying on EINTR and short writes.  0 or -errno. */
+/* write(2) all of buf, retrying on EINTR and short writes.  0 or -errno;
+ * a closed pipe or RLIMIT_FSIZE gives -EPIPE or -EFBIG, not a signal
+ * (util/sigguard.h).  Every write pincache makes goes through here. */
 int pc_write_all(int fd, const void *buf, unsigned long n);
 
 /* "pincache[pid]: warning: " for level into buf; returns its length. */

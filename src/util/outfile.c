@@ -9,8 +9,6 @@
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>      /* rename() only: no stdio streams here */
 #include <string.h>
@@ -90,28 +88,6 @@ void pc_random_chars(char *out, size_t n)
     out[n] = '\0';
 }
 
-/* emit into a descriptor pincache did not create (a FIFO, a pipe, a
- * terminal): a reader that went away must not kill the program with
- * SIGPIPE at its exit.  The write fails with EPIPE instead, and a SIGPIPE
- * that the write raised is taken back. */
-static int pc_emit_nosigpipe(int fd, pc_emit_fn emit, void *arg)
-{
-    static const struct timespec zero;
-    sigset_t pipe_set, old, pending;
-    int r, had;
-
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old) != 0)
-        return emit(fd, arg);
-    had = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
-    r = emit(fd, arg);
-    if (r == -EPIPE && !had)
-        sigtimedwait(&pipe_set, NULL, &zero);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return r;
-}
-
 /* Write path whole or not at all: a new file beside it, then a rename.
  * path is missing or was a regular file when looked at. */
 static int pc_write_replace(const char *path, pc_emit_fn emit, void *arg)
@@ -166,7 +142,7 @@ static int pc_write_through(const char *path, int nofollow, pc_emit_fn emit, voi
     fl = fcntl(fd, F_GETFL);
     if (fl >= 0)
         fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    r = pc_emit_nosigpipe(fd, emit, arg);
+    r = emit(fd, arg);   /* a reader gone: EPIPE, no SIGPIPE (pc_write_all) */
     if (close(fd) != 0 && !r)
         r = -errno;
     return r;
@@ -205,7 +181,7 @@ static int pc_write_any(const char *path, pc_emit_fn emit, void *arg, int *wrong
         return -ENAMETOOLONG;
     for (hop = 0; hop <= PC_OUTFILE_MAX_LINKS; hop++) {
         if ((fd = pc_self_fd(cur)) >= 0)
-            return fcntl(fd, F_GETFD) < 0 ? -EBADF : pc_emit_nosigpipe(fd, emit, arg);
+            return fcntl(fd, F_GETFD) < 0 ? -EBADF : emit(fd, arg);
         if (lstat(cur, &st) != 0)
             return errno == ENOENT ? pc_write_replace(cur, emit, arg) : -errno;
         if (S_ISREG(st.st_mode))
