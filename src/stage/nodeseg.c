@@ -237,8 +237,18 @@ int pc_nodeseg_open(const char *dir, struct pc_nodeseg *s, const char **why)
 
 void pc_nodeseg_leave(struct pc_nodeseg *s)
 {
+    struct stat st;
+
     if (s->fd < 0)
         return;
+    /* A program that closed our descriptor may have its own file under that
+     * number now: neither unlocked, locked nor closed by us.  Our locks stay
+     * (our mapping keeps their open file description) until the process
+     * ends; the name stays too, for the next process to reuse. */
+    if (fstat(s->fd, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino) {
+        s->fd = -1;
+        return;
+    }
     /* Ours dropped first: of members leaving together, the last to try
      * finds nobody's lock and removes the name (had each tried holding its
      * own read lock, each could have seen the other's, and none removed it).

@@ -305,4 +305,16 @@ PINCACHE_VERBOSE=1 PINCACHE_NODE_SHARE_DIR=relative/shm PINCACHE_NODE_SHARE=2 ru
 grep -q "^pincache\[[0-9]*\]:   PINCACHE_NODE_SHARE_DIR=/dev/shm (default)\$" "$SIM_TMP/h3.err" &&
 	grep -q "^pincache\[[0-9]*\]:   PINCACHE_NODE_SHARE=1 (default)\$" "$SIM_TMP/h3.err"
 tap_check $? "h: PINCACHE_VERBOSE shows the defaults in use"
+# --- i: a program that closes our descriptor and opens a file of its own in
+# its place: pincache's exit neither unlocks, locks nor closes that file, so
+# the line the program left in stdio's buffer reaches it at exit.
+PINCACHE_REPORT=off run_prog shim "$R" -s $SIZE -n 2 -c "$SIM_TMP/taken.txt" >"$SIM_TMP/i.out" 2>"$SIM_TMP/i.err"
+rc=$?
+sed 's/^/# stderr: /' "$SIM_TMP/i.err"
+[ $rc = 0 ] && grep -q "^taken [0-9]* of 1 closed\$" "$SIM_TMP/taken.txt"
+tap_check $? "i: the program's own file under our old descriptor keeps its line ($(cat "$SIM_TMP/taken.txt" 2>/dev/null), exit $rc)"
+# Its name stays (our locks went only with the process): the next process
+# takes the file over and removes it at its exit.
+PINCACHE_REPORT=off run_prog shim "$R" -s $SIZE -n 1 >/dev/null 2>&1
+no_file "i: after the program closed our descriptor, and the next process"
 tap_done

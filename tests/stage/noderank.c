@@ -20,6 +20,10 @@
  *              -f sleep, the child's pid in it
  *   -u FILE    copy until FILE exists, then -t MS milliseconds more
  *   -w FILE    after the copies, copy on until FILE exists (stay a member)
+ *   -c FILE    after the copies, close every descriptor of a pincache-node
+ *              file (as a program closing what it did not open would),
+ *              open FILE under the first of those numbers and leave a line
+ *              for it in stdio's buffer, written at exit
  *   -f sleep   after the first copy, fork a child that sleeps 10 s and
  *              _exits (no CUDA); -f exit: a child that exits at once with
  *              exit(0) (its atexit handlers and destructors run)
@@ -138,15 +142,49 @@ static void arrive(const char *dir, const char *what, int ranks, int copying)
     }
 }
 
+/* -c: close the descriptors of pincache-node files, then open path in
+ * their place with a line waiting in its stdio buffer (flushed by exit). */
+static void take_fds(const char *path)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    char link[64], to[512];
+    int fds[64], n = 0, fd;
+    FILE *f;
+
+    while (d && (e = readdir(d)) != NULL && n < 64) {
+        ssize_t len;
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        len = readlink(link, to, sizeof to - 1);
+        if (len > 0) {
+            to[len] = 0;
+            if (strstr(to, "/pincache-node-v"))
+                fds[n++] = atoi(e->d_name);
+        }
+    }
+    if (d)
+        closedir(d);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0 && n > 0 && fd != fds[0] && dup2(fd, fds[0]) == fds[0]) {
+        close(fd);               /* exactly the number pincache had */
+        fd = fds[0];
+    }
+    f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f)
+        fprintf(f, "taken %d of %d closed\n", fd, n);
+}
+
 int main(int argc, char **argv)
 {
-    const char *bar = NULL, *mark = NULL, *until = NULL, *hold = NULL, *fork_how = NULL;
+    const char *bar = NULL, *mark = NULL, *until = NULL, *hold = NULL, *fork_how = NULL, *take = NULL;
     unsigned long long copies = 8, more_ms = 0;
     int ranks = 0, c;
     pid_t child = 0;
     uint64_t t0;
 
-    while ((c = getopt(argc, argv, "s:n:b:N:m:u:t:w:f:")) != -1) {
+    while ((c = getopt(argc, argv, "s:n:b:N:m:u:t:w:f:c:")) != -1) {
         switch (c) {
         case 's': size = strtoull(optarg, NULL, 0) << (strchr(optarg, 'M') ? 20 : strchr(optarg, 'K') ? 10 : 0); break;
         case 'n': copies = strtoull(optarg, NULL, 0); break;
@@ -157,6 +195,7 @@ int main(int argc, char **argv)
         case 't': more_ms = strtoull(optarg, NULL, 0); break;
         case 'w': hold = optarg; break;
         case 'f': fork_how = optarg; break;
+        case 'c': take = optarg; break;
         default:
             fprintf(stderr, "usage: noderank [-s SIZE] [-n COPIES] [-b DIR -N RANKS] [-m FILE] [-u FILE] "
                             "[-t MS] [-w FILE] [-f sleep|exit]\n");
@@ -215,6 +254,8 @@ int main(int argc, char **argv)
             usleep(1000);
         }
     }
+    if (take)
+        take_fds(take);
     printf("copies=%llu bad=%llu errors=%llu digest=%016llx\n", copies, bad, errors, (unsigned long long)digest);
     cudaStreamDestroy(stream);
     cudaFree(dev);
