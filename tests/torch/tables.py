@@ -197,6 +197,14 @@ def cmd_seeds(d, reps, passes):
             target(r is not None and r <= 1.02,
                    "seeds: `%s` under pincache at %s of plain, pass 1 (%s ms -> %s ms; target <= 1.02)"
                    % (code, fmt(r, "%.3f"), fmt(a), fmt(b)))
+    # Issue 19, "pageable as fast as pinned": the pageable loop under pincache
+    # against the plain pinned loop, in the same runs, each pass.
+    for p in range(1, passes + 1):
+        a, b = med["plain", "pin_nb", p][0], med["shim", "pageable", p][0]
+        r = ratio(b, a)
+        target(r is not None and r <= 1.0,
+               "seeds: `i.cuda()` under pincache at %s of plain `i.pin_memory().cuda(non_blocking=True)`, "
+               "pass %d (%s ms against %s ms; issue 19 target <= 1.00)" % (fmt(r, "%.3f"), p, fmt(b), fmt(a)))
 
 
 # ---------------------------------------------------------------- train
