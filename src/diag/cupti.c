@@ -296,6 +296,22 @@ static int pc_cupti_give_up(int state, const char *why, const char *what)
     return state;
 }
 
+/* PINCACHE_TEST_CUPTI_KINDS: which of our kinds are enabled (all, but for
+ * the measurements of what each costs). */
+static int pc_cupti_kind_wanted(int kind)
+{
+    switch (pc_opt.test_cupti_kinds) {
+    case PC_TEST_CUPTI_KINDS_NONE:
+        return 0;
+    case PC_TEST_CUPTI_KINDS_KERNELS:
+        return kind == PC_CUPTI_KIND_CONCURRENT_KERNEL;
+    case PC_TEST_CUPTI_KINDS_COPIES:
+        return kind != PC_CUPTI_KIND_CONCURRENT_KERNEL;
+    default:
+        return 1;
+    }
+}
+
 /* Take CUPTI if we should and can; returns the new state.  C.lock held. */
 static int pc_cupti_start(void)
 {
@@ -339,6 +355,8 @@ static int pc_cupti_start(void)
     pc_cupti_sample_clock();
     r = C.fn.register_callbacks(pc_cupti_buf_request, pc_cupti_buf_complete);
     for (i = 0; r == PC_CUPTI_SUCCESS && i < PC_CUPTI_NKINDS; i++) {
+        if (!pc_cupti_kind_wanted(pc_cupti_kinds[i]))
+            continue;
         r = C.fn.enable(pc_cupti_kinds[i]);
         C.enabled[i] = r == PC_CUPTI_SUCCESS;
     }

@@ -26,6 +26,7 @@ enum { PC_CLOCK_CHOICES(PC_CHOICE_ENUM) };
 enum { PC_FENCE_CHOICES(PC_CHOICE_ENUM) };
 enum { PC_STAGE_CHOICES(PC_CHOICE_ENUM) };
 enum { PC_FAST_ALLOC_CHOICES(PC_CHOICE_ENUM) };
+enum { PC_TEST_CUPTI_KINDS_CHOICES(PC_CHOICE_ENUM) };
 
 /* A PINCACHE_MODE value as a user writes it ("observe"); NULL if none is. */
 const char *pc_mode_name(int mode);

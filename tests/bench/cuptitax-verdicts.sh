@@ -38,4 +38,13 @@ expect 1 1 "CUPTI enabled in every auto run (3 of 6" "auto runs without CUPTI fa
 good
 rm -f "$D"/train.auto.*
 expect 1 1 "auto/off ?" "no auto training runs fail"
+# The breakdown by kind (CUPTITAX_KINDS): a table, no verdict.
+good
+sed -i "s/^train=.*/&\nkinds='none kernels copies'/" "$D/config.txt"
+runs churn1 knone ms_per_batch 1.001
+runs churn1 kkernels ms_per_batch 1.015
+runs churn1 kcopies ms_per_batch 1.004
+expect 0 0 "" "the breakdown by kind adds no verdict"
+grep -q '^| 1 MB | 1 | 1.001 (1.001) | 1.015 (1.015) | 1.004 (1.004) | 1.019 (1.019) |$' "$D/report.md"
+point $? "the breakdown: off, each kind alone and all, each against off"
 echo "1..$n"

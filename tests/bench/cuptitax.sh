@@ -10,6 +10,12 @@
 #   CUPTITAX_SIZES   churn sizes in MB (default "1 8")
 #   CUPTITAX_TRAIN   train.py's options (default "--pin 1 --epochs 2
 #                    --steps 150"); "off": no training runs
+#   CUPTITAX_KINDS   which parts of CUPTI's cost to measure apart on the
+#                    churn (default "none kernels copies"; "off": none):
+#                    PINCACHE_CUPTI=auto with PINCACHE_TEST_CUPTI_KINDS
+#                    set to each, in the same rounds; a second table, no
+#                    verdict (none: CUPTI loaded and its buffers registered,
+#                    nothing recorded)
 #   PYTHON           the interpreter for train.py (default python3)
 #
 # A markdown report on stdout: per workload the figure with CUPTI off and
@@ -40,7 +46,9 @@ else
     train=${CUPTITAX_TRAIN:---pin 1 --epochs 2 --steps 150}
     py=${PYTHON:-python3}
     "$py" -c 'import torch' 2>/dev/null || train=off
-    printf "rounds='%s'\nsizes='%s'\ntrain='%s'\n" "$rounds" "$sizes" "$train" >"$out/config.txt"
+    kinds=${CUPTITAX_KINDS:-none kernels copies}
+    [ "$kinds" = off ] && kinds=
+    printf "rounds='%s'\nsizes='%s'\ntrain='%s'\nkinds='%s'\n" "$rounds" "$sizes" "$train" "$kinds" >"$out/config.txt"
     bench_build churn
     nvidia-smi -L >/dev/null 2>&1 || { echo "cuptitax.sh: no CUDA device; nothing measured"; exit 0; }
     bench_machine
@@ -58,6 +66,12 @@ else
             # shellcheck disable=SC2086
             [ "$train" = off ] || bench_run "train.$how.$r" 300 "${env[@]}" PINCACHE_REPORT="$out/train.$how.$r.json" -- \
                 "$py" "$srcdir/tests/torch/train.py" $train
+        done
+        for k in $kinds; do
+            for mb in $sizes; do
+                bench_run "churn$mb.k$k.$r" 200 LD_PRELOAD="$lib" PINCACHE_CUPTI=auto PINCACHE_TEST_CUPTI_KINDS="$k" \
+                    PINCACHE_REPORT="$out/churn$mb.k$k.$r.json" -- "$bin/churn" --variant churn --size "$mb" --reps 5
+            done
         done
     done
     echo "wall=$(($(date +%s) - t0))" >>"$out/machine.txt"
@@ -91,6 +105,26 @@ for row in "${rows[@]}"; do
     verdicts+=("$(within "$x" "$max")|$what: auto/off ${x:-?}, at most $max")
 done
 echo
+if [ -n "${kinds:-}" ]; then
+    echo "What each part of CUPTI costs the churn (ms per batch; PINCACHE_CUPTI=auto with"
+    echo "PINCACHE_TEST_CUPTI_KINDS; each /off). No verdict: where auto costs too much, this says why."
+    echo
+    hdr="| churn | off |" sep="|---|---:|"
+    for k in $kinds; do hdr="$hdr $k |"; sep="$sep---:|"; done
+    echo "$hdr all (auto) |"
+    echo "$sep---:|"
+    for mb in $sizes; do
+        a=$(fig "churn$mb" off ms_per_batch)
+        line="| $mb MB | ${a:-?} |"
+        for k in $kinds; do
+            b=$(fig "churn$mb" "k$k" ms_per_batch)
+            line="$line ${b:-?} ($(ratio "$b" "$a")) |"
+        done
+        b=$(fig "churn$mb" auto ms_per_batch)
+        echo "$line ${b:-?} ($(ratio "$b" "$a")) |"
+    done
+    echo
+fi
 for v in "${verdicts[@]}"; do
     verdict "${v%%|*}" "${v#*|}"
 done

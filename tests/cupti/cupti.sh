@@ -152,6 +152,19 @@ jcheck "$SIM_TMP/attrib.json" attrib \
 	's["gpu_busy_ns"] >= 100000000' \
 	'"timeline: CUPTI" in summary'
 
+# PINCACHE_TEST_CUPTI_KINDS (for tests/bench/cuptitax.sh's breakdown of
+# CUPTI's cost): pincache enables only the kinds it names (MEMCPY 1, MEMSET
+# 2, CONCURRENT_KERNEL 10), and still takes CUPTI.
+for k in all:1,2,10 kernels:10 copies:1,2 none:; do
+	kinds=${k%%:*}
+	scenario "kinds-$kinds" start PINCACHE_CUPTI=on PINCACHE_TEST_CUPTI_KINDS=$kinds
+	got=$(awk '$2 == "P" && $3 == "cuptiActivityEnable" { print $4 }' "$SIM_TMP/kinds-$kinds.log" | sort -n |
+		paste -sd, -)
+	[ "$got" = "${k#*:}" ]
+	tap_check $? "PINCACHE_TEST_CUPTI_KINDS=$kinds: pincache enabled kinds ${got:-none} (want ${k#*:})"
+	jcheck "$SIM_TMP/kinds-$kinds.json" "kinds-$kinds" 's["cupti_enabled"] == 1'
+done
+
 # The torch.profiler layout: the profiler links libcupti and is loaded
 # RTLD_LOCAL; its calls bind to pincache's wrappers, which must find the
 # local libcupti (and not themselves).

@@ -15,7 +15,9 @@
  *             cudaFreeHost that waits for it, an idle free; the records are
  *             made to match, and cupti.sh checks the report's numbers
  *   fork      a child of a process that enabled CUPTI: pincache makes no
- *             CUPTI call in it, not even at its exit */
+ *             CUPTI call in it, not even at its exit
+ *   start     CUDA calls, nothing else: cupti.sh reads from the fake's log
+ *             which kinds pincache enabled (PINCACHE_TEST_CUPTI_KINDS) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,8 +278,10 @@ int main(int argc, char **argv)
         t_attrib();
     else if (!strcmp(m, "fork"))
         t_fork();
+    else if (!strcmp(m, "start"))
+        ok(cuda_work() == 0, "CUDA calls work");
     else {
-        fprintf(stderr, "usage: cupti_prog handover|foreign|quiet|refused|attrib|fork\n");
+        fprintf(stderr, "usage: cupti_prog handover|foreign|quiet|refused|attrib|fork|start\n");
         return 2;
     }
     return done_testing();
