@@ -34,6 +34,7 @@
 #include "stage/fastdrv.h"
 #include "real/real.h"
 #include "stage/stage_threads.h"
+#include "util/fdsafe.h"
 #include "util/log.h"
 #include "util/options.h"
 #include "util/sigguard.h"
@@ -182,7 +183,7 @@ static int pc_fast_map_chunk(struct pc_fast_job *j, uint64_t i)
         struct pc_sigguard g;
         int bad;
 
-        fd = memfd_create("pincache", MFD_CLOEXEC);
+        fd = pc_fd_off_stdio(memfd_create("pincache", MFD_CLOEXEC));
         if (fd < 0)
             return -1;
         pc_sigguard_begin(&g);

@@ -2,7 +2,6 @@
  * pages go, and unmapping them off the caller's path. */
 #include "config.h"
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,6 +10,7 @@
 #include "stage/fastmem.h"
 #include "stage/stage_threads.h"
 #include "real/real.h"
+#include "util/fdsafe.h"
 #include "util/parse.h"
 
 /* ---- placement: the GPU's NUMA node, where the host has more than one */
@@ -19,15 +19,10 @@ static int pc_fast_nodes = -1;          /* online nodes; -1: not read yet */
 
 static int pc_fast_count_nodes(void)
 {
-    char buf[256] = "";
-    FILE *f = fopen("/sys/devices/system/node/online", "re");
-    int n = 0;
+    char buf[256];
+    int n;
 
-    if (f) {
-        if (!fgets(buf, sizeof buf, f))
-            buf[0] = 0;
-        fclose(f);
-    }
+    pc_read_small("/sys/devices/system/node/online", buf, sizeof buf);
     n = pc_parse_count_list(buf);
     return n > 0 ? n : 1;
 }
@@ -145,13 +140,8 @@ int pc_fast_shmem_thp(void)
     int v = __atomic_load_n(&thp, __ATOMIC_RELAXED);
 
     if (v < 0) {
-        char buf[128] = "";
-        FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "re");
-        if (f) {
-            if (!fgets(buf, sizeof buf, f))
-                buf[0] = 0;
-            fclose(f);
-        }
+        char buf[128];
+        pc_read_small("/sys/kernel/mm/transparent_hugepage/shmem_enabled", buf, sizeof buf);
         /* The bracketed word is the setting: "[never]" and "[deny]" give none. */
         v = buf[0] && !strstr(buf, "[never]") && !strstr(buf, "[deny]");
         __atomic_store_n(&thp, v, __ATOMIC_RELAXED);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "util/fdsafe.h"
 #include "util/log.h"
 #include "util/outfile.h"
 
@@ -103,7 +104,7 @@ static int pc_write_replace(const char *path, pc_emit_fn emit, void *arg)
         if ((unsigned long)pc_fmt(tmp, sizeof tmp, "%.*s.%.64s.%s.tmp", dirlen, path, base, rnd) >=
             sizeof tmp)
             return -ENAMETOOLONG;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+        fd = pc_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY, 0644);
         if (fd < 0 && errno != EEXIST)
             return -errno;
     }
@@ -128,8 +129,7 @@ static int pc_write_through(const char *path, int nofollow, pc_emit_fn emit, voi
     struct stat st;
     int fd, fl, r;
 
-    fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-                    (nofollow ? O_NOFOLLOW : 0));
+    fd = pc_open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0), 0);
     if (fd < 0)
         return -errno;
     /* What was opened, not what was looked at: a path swapped for a regular

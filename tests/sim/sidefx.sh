@@ -1,0 +1,40 @@
+#!/bin/sh
+# sidefx: what pincache does to the process besides CUDA is invisible to
+# the program (tests/sim/sidefx.c says what each mode checks; its exit
+# status names the check that failed).
+#  - stdfds: a program run with its stdin (or all three standard
+#    descriptors) closed finds them still closed after its CUDA work, and
+#    its own next open() gets the lowest of them: the node's shared file
+#    and the fast blocks' memfds never take 0, 1 or 2 (util/fdsafe.h).
+. "$top_srcdir/tests/sim/common.sh"
+P=$SIM_BIN/sidefx
+
+# st MODE plain|shim ARGS... [-- REDIRECTIONS are the caller's]: exit status
+st() {
+	_m=$1
+	shift
+	run_prog "$_m" "$P" "$@"
+}
+# point STATUS TEXT: ok when STATUS is 0, the status shown
+point() {
+	tap_check "$1" "$2 (exit status $1)"
+}
+
+st plain stdfds <&-
+point $? "plain, stdin closed: the descriptors stay as they were"
+(st plain stdfds <&- >&- 2>&-)
+point $? "plain, stdin, stdout and stderr closed: the descriptors stay as they were"
+if ! have_shim; then
+	tap_skip "libpincache.so not built"
+	tap_done
+	exit 0
+fi
+
+PINCACHE_LOG=info st shim stdfds <&-
+point $? "stdin closed: no descriptor of pincache's takes 0, and the program's open() gets 0"
+(PINCACHE_LOG=info PINCACHE_REPORT="$SIM_TMP/fds.json" st shim stdfds <&- >&- 2>&-)
+point $? "stdin, stdout and stderr closed: none of pincache's descriptors takes one of them"
+check_stat "$SIM_TMP/fds.json" stage_h2d_calls -ge 1 "all closed: the copies were staged"
+check_stat "$SIM_TMP/fds.json" node_ranks_peak -eq 1 "all closed: the node's shared file was made"
+check_stat "$SIM_TMP/fds.json" fast_alloc_calls -ge 1 "all closed: the 64 MiB block was a fast one"
+tap_done
