@@ -1,6 +1,7 @@
 /* init.c - the life cycle: start-up, fork, device loss and exit of every
  * module (pc_modules), and the report at exit. */
 #include "config.h"
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -147,14 +148,19 @@ void pc_init(void)
     pthread_once(&pc_once, pc_init_once);
 }
 
+/* errno is 0 when main starts (C11 7.5): start-up's own misses (a /sys
+ * file that is not there) must not show. */
 __attribute__((constructor)) static void pc_ctor(void)
 {
+    int saved = errno;
+
     pc_init();
+    errno = saved;
 }
 
 /* Runs at exit() from any thread and at dlclose.  No CUDA calls here: the
  * runtime may already be torn down.  Cached blocks are not freed either. */
-__attribute__((destructor)) static void pc_dtor(void)
+static void pc_dtor_report(void)
 {
     struct pc_report_info info;
 
@@ -185,4 +191,13 @@ __attribute__((destructor)) static void pc_dtor(void)
     pc_report_write(&info);
     if (info.cuda_used)
         pc_trace_write(info.pid, info.start_ns);
+}
+
+/* errno as it was, for the exit handlers that run after this one. */
+__attribute__((destructor)) static void pc_dtor(void)
+{
+    int saved = errno;
+
+    pc_dtor_report();
+    errno = saved;
 }

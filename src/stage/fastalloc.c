@@ -259,7 +259,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     uint64_t t0, t1, t2, t3, dt, real;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), nchunk;
     unsigned threads, vmas;
-    int mode = pc_opt.fast_alloc;
+    int mode = pc_opt.fast_alloc, saved = errno;
     CUresult r;
 
     if (mode == PC_FAST_ALLOC_OFF || pc_state.forked_child || (flags & cudaHostAllocWriteCombined) ||
@@ -385,6 +385,7 @@ fail:
                     "cudaHostAlloc makes it instead", size, j.base ? "mapping, pre-fault or registration failed"
                                                                    : "no address space");
     }
+    errno = saved;           /* the real call that follows sets its own */
     return -1;
 }
 

@@ -6,6 +6,13 @@
  *                   they are still closed, and the program's own next
  *                   open() gets the lowest of them (pincache's descriptors
  *                   never take a standard number)
+ *   errno           errno is 0 when main starts, and each successful CUDA
+ *                   call leaves it as it was set before the call
+ *   nofile          RLIMIT_NOFILE lowered so that no descriptor is free:
+ *                   the same calls still succeed (a fast block's memfd
+ *                   cannot be made: the real call makes the block), with
+ *                   no error and errno untouched, and once the limit is
+ *                   back no descriptor was left open
  *
  * The CUDA work (work()): a 4 MiB pageable copy each way first (staged
  * under pincache: the node's shared file is opened on the way), a small
@@ -16,6 +23,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
 
@@ -24,36 +32,54 @@
 
 static char *dev, *host;
 
+/* errno mode: every call of work() must leave errno at this. */
+#define ERRNO_MARK 4242
+static int check_errno;
+
+/* The call's result, 0 (success) or not; with check_errno, a success that
+ * changed errno counts as a failure. */
+static int call(int r)
+{
+    int e = errno;
+
+    if (r == 0 && check_errno && e != ERRNO_MARK)
+        return -1;
+    errno = ERRNO_MARK;
+    return r;
+}
+#define C(x) call((int)(x))
+
 /* 0, or the number (from 10 up) of the step that failed. */
 static int work(void)
 {
     char *p = NULL;
 
+    errno = ERRNO_MARK;
     if (!host && !(host = malloc(N_COPY)))
         return 10;
-    if (!dev && cudaMalloc((void **)&dev, N_COPY) != cudaSuccess)
+    if (!dev && C(cudaMalloc((void **)&dev, N_COPY)))
         return 11;
     memset(host, 9, N_COPY);
-    if (cudaMemcpy(dev, host, N_COPY, cudaMemcpyHostToDevice) != cudaSuccess)
+    if (C(cudaMemcpy(dev, host, N_COPY, cudaMemcpyHostToDevice)))
         return 12;
     memset(host, 0, N_COPY);
-    if (cudaMemcpy(host, dev, N_COPY, cudaMemcpyDeviceToHost) != cudaSuccess || host[0] != 9 ||
+    if (C(cudaMemcpy(host, dev, N_COPY, cudaMemcpyDeviceToHost)) || host[0] != 9 ||
         host[N_COPY - 1] != 9)
         return 13;
-    if (cudaHostAlloc((void **)&p, 4096, 0) != cudaSuccess || cudaFreeHost(p) != cudaSuccess)
+    if (C(cudaHostAlloc((void **)&p, 4096, 0)) || C(cudaFreeHost(p)))
         return 14;
-    if (cudaHostAlloc((void **)&p, 4096, 0) != cudaSuccess || cudaFreeHost(p) != cudaSuccess)
+    if (C(cudaHostAlloc((void **)&p, 4096, 0)) || C(cudaFreeHost(p)))
         return 15;
-    if (cudaHostAlloc((void **)&p, N_BIG, 0) != cudaSuccess)
+    if (C(cudaHostAlloc((void **)&p, N_BIG, 0)))
         return 16;
     memset(p, 5, N_BIG);
-    if (p[N_BIG - 1] != 5 || cudaFreeHost(p) != cudaSuccess)
+    if (p[N_BIG - 1] != 5 || C(cudaFreeHost(p)))
         return 17;
-    if (cudaMemcpyAsync(dev, host, N_COPY, cudaMemcpyHostToDevice, 0) != cudaSuccess)
+    if (C(cudaMemcpyAsync(dev, host, N_COPY, cudaMemcpyHostToDevice, 0)))
         return 18;
-    if (cudaStreamSynchronize(0) != cudaSuccess)
+    if (C(cudaStreamSynchronize(0)))
         return 19;
-    if (cudaGetLastError() != cudaSuccess)
+    if (C(cudaGetLastError()))
         return 20;
     return 0;
 }
@@ -83,11 +109,60 @@ static int stdfds(void)
     return 0;
 }
 
+static int errno_mode(int e0)
+{
+    if (e0 != 0)
+        return 2;
+    check_errno = 1;
+    return work();
+}
+
+/* Every number below limit in use: the lowest free one is the answer. */
+static int lowest_free(void)
+{
+    int fd = open("/dev/null", O_RDONLY);
+
+    if (fd >= 0)
+        close(fd);
+    return fd;
+}
+
+static int nofile(void)
+{
+    struct rlimit old, rl;
+    int free_fd = lowest_free(), r;
+
+    if (free_fd < 0 || getrlimit(RLIMIT_NOFILE, &old) != 0)
+        return 2;
+    rl = old;
+    rl.rlim_cur = (rlim_t)free_fd;        /* no descriptor can be made */
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 3;
+    if (open("/dev/null", O_RDONLY) >= 0 || errno != EMFILE)
+        return 4;
+    check_errno = 1;
+    r = work();
+    check_errno = 0;
+    if (setrlimit(RLIMIT_NOFILE, &old) != 0)
+        return 5;
+    if (r)
+        return r;
+    if (lowest_free() != free_fd)
+        return 6;            /* a descriptor was left open */
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    int e0 = errno;
+
     if (argc < 2)
         return 1;
     if (!strcmp(argv[1], "stdfds"))
         return stdfds();
+    if (!strcmp(argv[1], "errno"))
+        return errno_mode(e0);
+    if (!strcmp(argv[1], "nofile"))
+        return nofile();
     return 1;
 }

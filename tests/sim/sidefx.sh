@@ -6,6 +6,12 @@
 #    descriptors) closed finds them still closed after its CUDA work, and
 #    its own next open() gets the lowest of them: the node's shared file
 #    and the fast blocks' memfds never take 0, 1 or 2 (util/fdsafe.h).
+#  - errno: 0 when main starts; a successful call leaves it as the program
+#    set it (intercept/guard.h), though pincache's own system calls failed
+#    on the way (the node's file not there yet).
+#  - nofile: with no descriptor free (RLIMIT_NOFILE), a fast block falls
+#    back to the real call, the node share to none, and the calls succeed
+#    with errno untouched and no descriptor left behind.
 . "$top_srcdir/tests/sim/common.sh"
 P=$SIM_BIN/sidefx
 
@@ -24,6 +30,10 @@ st plain stdfds <&-
 point $? "plain, stdin closed: the descriptors stay as they were"
 (st plain stdfds <&- >&- 2>&-)
 point $? "plain, stdin, stdout and stderr closed: the descriptors stay as they were"
+st plain errno
+point $? "plain: successful calls leave errno alone"
+st plain nofile
+point $? "plain, no descriptor free: the calls succeed, errno untouched, no descriptor left"
 if ! have_shim; then
 	tap_skip "libpincache.so not built"
 	tap_done
@@ -37,4 +47,12 @@ point $? "stdin, stdout and stderr closed: none of pincache's descriptors takes 
 check_stat "$SIM_TMP/fds.json" stage_h2d_calls -ge 1 "all closed: the copies were staged"
 check_stat "$SIM_TMP/fds.json" node_ranks_peak -eq 1 "all closed: the node's shared file was made"
 check_stat "$SIM_TMP/fds.json" fast_alloc_calls -ge 1 "all closed: the 64 MiB block was a fast one"
+
+PINCACHE_REPORT="$SIM_TMP/errno.json" st shim errno
+point $? "successful calls (a miss, a hit, a fast block, staged copies) leave errno alone"
+check_stat "$SIM_TMP/errno.json" node_ranks_peak -eq 1 "errno: the node's shared file was made on the way"
+PINCACHE_REPORT="$SIM_TMP/nofile.json" st shim nofile
+point $? "no descriptor free: the calls succeed, errno untouched, no descriptor left"
+check_stat "$SIM_TMP/nofile.json" fast_alloc_fallbacks -ge 1 "no descriptor free: the fast block fell back to the real call"
+check_stat "$SIM_TMP/nofile.json" node_unavailable -eq 1 "no descriptor free: no node share"
 tap_done
