@@ -76,8 +76,12 @@ static int pc_nodeseg_same(const char *path, dev_t dev, ino_t ino)
  * there now: open that), or another -errno. */
 static int pc_nodeseg_create(const char *dir, const char *path)
 {
-    struct pc_node_file f;           /* 4 KiB of stack, once per process */
-    char tmp[4096], rnd[16];
+    /* 8 KiB, off the stack of the program's thread that makes the first
+     * staged copy (it may be small): once per process, under the staging
+     * lock (node.c). */
+    static struct pc_node_file f;
+    static char tmp[4096];
+    char rnd[16];
     int fd, err = 0;
 
     pc_random_chars(rnd, 12);

@@ -13,6 +13,10 @@
  *                   cannot be made: the real call makes the block), with
  *                   no error and errno untouched, and once the limit is
  *                   back no descriptor was left open
+ *   stack [BYTES]   the CUDA work on a thread whose stack is BYTES (by
+ *                   default the least pthreads allows, PTHREAD_STACK_MIN),
+ *                   which then calls exit(): the exit report is written
+ *                   on that stack too
  *
  * The CUDA work (work()): a 4 MiB pageable copy each way first (staged
  * under pincache: the node's shared file is opened on the way), a small
@@ -21,6 +25,8 @@
  * stream synchronization. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -152,6 +158,28 @@ static int nofile(void)
     return 0;
 }
 
+static void *small_main(void *arg)
+{
+    (void)arg;
+    exit(work());
+}
+
+static int stack(const char *bytes)
+{
+    long least = sysconf(_SC_THREAD_STACK_MIN);
+    size_t size = bytes ? (size_t)strtoul(bytes, NULL, 0) : 0;
+    pthread_attr_t a;
+    pthread_t t;
+
+    if (size == 0)
+        size = least > PTHREAD_STACK_MIN ? (size_t)least : (size_t)PTHREAD_STACK_MIN;
+    if (pthread_attr_init(&a) != 0 || pthread_attr_setstacksize(&a, size) != 0 ||
+        pthread_create(&t, &a, small_main, NULL) != 0)
+        return 2;
+    pthread_join(t, NULL);
+    return 3;                /* the thread exits the process */
+}
+
 int main(int argc, char **argv)
 {
     int e0 = errno;
@@ -164,5 +192,7 @@ int main(int argc, char **argv)
         return errno_mode(e0);
     if (!strcmp(argv[1], "nofile"))
         return nofile();
+    if (!strcmp(argv[1], "stack"))
+        return stack(argc > 2 ? argv[2] : NULL);
     return 1;
 }

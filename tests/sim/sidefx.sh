@@ -12,6 +12,10 @@
 #  - nofile: with no descriptor free (RLIMIT_NOFILE), a fast block falls
 #    back to the real call, the node share to none, and the calls succeed
 #    with errno untouched and no descriptor left behind.
+#  - stack: the calls, and the exit report, on a thread with the least
+#    stack pthreads allows (16 KiB): pincache's large buffers (paths, the
+#    report's emitter, the node file's header, mincore's vector) are not on
+#    the program's stack (it crashed with SIGSEGV before).
 . "$top_srcdir/tests/sim/common.sh"
 P=$SIM_BIN/sidefx
 
@@ -34,6 +38,12 @@ st plain errno
 point $? "plain: successful calls leave errno alone"
 st plain nofile
 point $? "plain, no descriptor free: the calls succeed, errno untouched, no descriptor left"
+# Sanitizers' frames are larger, and their runtimes want more stack: a
+# stack they can work with, there.
+SMALL=
+[ -n "$(san_runtime "$P")" ] && SMALL=1048576
+st plain stack $SMALL
+point $? "plain, a ${SMALL:-16 KiB} stack: the calls and exit()"
 if ! have_shim; then
 	tap_skip "libpincache.so not built"
 	tap_done
@@ -55,4 +65,12 @@ PINCACHE_REPORT="$SIM_TMP/nofile.json" st shim nofile
 point $? "no descriptor free: the calls succeed, errno untouched, no descriptor left"
 check_stat "$SIM_TMP/nofile.json" fast_alloc_fallbacks -ge 1 "no descriptor free: the fast block fell back to the real call"
 check_stat "$SIM_TMP/nofile.json" node_unavailable -eq 1 "no descriptor free: no node share"
+
+PINCACHE_LOG=debug st shim stack $SMALL
+point $? "a ${SMALL:-16 KiB} stack: the calls, and the exit report on stderr"
+PINCACHE_REPORT="$SIM_TMP/stack.json" PINCACHE_TRACE="$SIM_TMP/stack-trace.json" st shim stack $SMALL
+point $? "a ${SMALL:-16 KiB} stack: the calls, and the JSON report and the trace written to files"
+check_stat "$SIM_TMP/stack.json" fast_alloc_calls -ge 1 "small stack: the report was written (a fast block counted)"
+[ -s "$SIM_TMP/stack-trace.json" ]
+tap_check $? "small stack: the trace was written"
 tap_done
