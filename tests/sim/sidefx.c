@@ -17,6 +17,11 @@
  *                   default the least pthreads allows, PTHREAD_STACK_MIN),
  *                   which then calls exit(): the exit report is written
  *                   on that stack too
+ *   segv            dirty tracking, as a checkpointer or a garbage collector
+ *                   does it: a pageable buffer is write-protected (then
+ *                   made unreadable), a SIGSEGV handler opens each page
+ *                   the copy touches; an 8 MiB copy into it and one out of
+ *                   it succeed, and the handler ran
  *
  * The CUDA work (work()): a 4 MiB pageable copy each way first (staged
  * under pincache: the node's shared file is opened on the way), a small
@@ -27,8 +32,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
@@ -158,6 +166,49 @@ static int nofile(void)
     return 0;
 }
 
+static volatile sig_atomic_t faults;
+
+static void open_page(int sig, siginfo_t *si, void *uc)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+    (void)sig;
+    (void)uc;
+    faults++;
+    if (mprotect((void *)((uintptr_t)si->si_addr & ~(pg - 1)), pg, PROT_READ | PROT_WRITE) != 0)
+        _exit(99);
+}
+
+static int segv(void)
+{
+    size_t n = (size_t)8 << 20;
+    struct sigaction sa;
+    char *h = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *d = NULL;
+
+    if (h == MAP_FAILED || C(cudaMalloc((void **)&d, n)))
+        return 2;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = open_page;
+    sa.sa_flags = SA_SIGINFO;
+    if (sigaction(SIGSEGV, &sa, NULL) != 0)
+        return 3;
+    memset(h, 3, n);
+    if (C(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice)))
+        return 4;
+    memset(h, 0, n);
+    if (mprotect(h, n, PROT_READ) != 0)
+        return 5;
+    if (C(cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost)) || h[0] != 3 || h[n - 1] != 3)
+        return 6;
+    if (mprotect(h, n, PROT_NONE) != 0)
+        return 7;
+    if (C(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice)))
+        return 8;
+    if (faults < 2)
+        return 9;
+    return 0;
+}
+
 static void *small_main(void *arg)
 {
     (void)arg;
@@ -192,6 +243,8 @@ int main(int argc, char **argv)
         return errno_mode(e0);
     if (!strcmp(argv[1], "nofile"))
         return nofile();
+    if (!strcmp(argv[1], "segv"))
+        return segv();
     if (!strcmp(argv[1], "stack"))
         return stack(argc > 2 ? argv[2] : NULL);
     return 1;

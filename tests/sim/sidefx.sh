@@ -16,6 +16,10 @@
 #    stack pthreads allows (16 KiB): pincache's large buffers (paths, the
 #    report's emitter, the node file's header, mincore's vector) are not on
 #    the program's stack (it crashed with SIGSEGV before).
+#  - segv: a program that tracks writes with mprotect and a SIGSEGV handler
+#    gets its handler called for the faults of pincache's copy threads too
+#    (they leave the fault signals unblocked: stage_threads.c); blocked,
+#    the kernel killed the process.
 . "$top_srcdir/tests/sim/common.sh"
 P=$SIM_BIN/sidefx
 
@@ -44,6 +48,8 @@ SMALL=
 [ -n "$(san_runtime "$P")" ] && SMALL=1048576
 st plain stack $SMALL
 point $? "plain, a ${SMALL:-16 KiB} stack: the calls and exit()"
+st plain segv
+point $? "plain: a SIGSEGV handler opens the pages a pageable copy touches"
 if ! have_shim; then
 	tap_skip "libpincache.so not built"
 	tap_done
@@ -73,4 +79,9 @@ point $? "a ${SMALL:-16 KiB} stack: the calls, and the JSON report and the trace
 check_stat "$SIM_TMP/stack.json" fast_alloc_calls -ge 1 "small stack: the report was written (a fast block counted)"
 [ -s "$SIM_TMP/stack-trace.json" ]
 tap_check $? "small stack: the trace was written"
+
+PINCACHE_STAGE_THREADS=4 PINCACHE_REPORT="$SIM_TMP/segv.json" st shim segv
+point $? "a SIGSEGV handler opens the pages that staged copies touch, on pincache's threads too"
+check_stat "$SIM_TMP/segv.json" stage_h2d_calls -eq 2 "segv: both copies to the device were staged"
+check_stat "$SIM_TMP/segv.json" stage_d2h_calls -eq 1 "segv: the copy from the device was staged"
 tap_done
