@@ -22,6 +22,12 @@
  *                   made unreadable), a SIGSEGV handler opens each page
  *                   the copy touches; an 8 MiB copy into it and one out of
  *                   it succeed, and the handler ran
+ *   exit            exit() from main while other threads are inside calls
+ *                   that never return (a staged copy and a stream
+ *                   synchronization behind a host function that blocks
+ *                   forever) or are in the middle of one (pinned blocks
+ *                   allocated and freed, staged copies on a stream of
+ *                   their own): the process ends, with status 0
  *
  * The CUDA work (work()): a 4 MiB pageable copy each way first (staged
  * under pincache: the node's shared file is opened on the way), a small
@@ -36,6 +42,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -209,6 +216,69 @@ static int segv(void)
     return 0;
 }
 
+static int never[2];          /* a pipe nobody writes */
+
+static void CUDART_CB block_forever(void *arg)
+{
+    char c;
+
+    (void)arg;
+    while (read(never[0], &c, 1) != 0)
+        ;
+}
+
+static void *copy_behind(void *arg)
+{
+    (void)arg;
+    cudaMemcpy(dev, host, N_COPY, cudaMemcpyHostToDevice);   /* waits for the legacy stream */
+    return NULL;
+}
+
+static void *sync_behind(void *arg)
+{
+    (void)arg;
+    cudaStreamSynchronize(0);
+    return NULL;
+}
+
+static void *churn(void *arg)
+{
+    char *p, *h = malloc(N_COPY), *d = NULL;
+    cudaStream_t s;
+
+    (void)arg;
+    if (!h || cudaMalloc((void **)&d, N_COPY) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+        return NULL;
+    memset(h, 1, N_COPY);
+    for (;;) {
+        if (cudaHostAlloc((void **)&p, N_BIG, 0) == cudaSuccess)
+            cudaFreeHost(p);
+        cudaMemcpyAsync(d, h, N_COPY, cudaMemcpyHostToDevice, s);
+        cudaMemcpyAsync(h, d, N_COPY, cudaMemcpyDeviceToHost, s);
+        cudaStreamSynchronize(s);
+    }
+    return NULL;
+}
+
+static int exit_mode(void)
+{
+    void *(*body[])(void *) = { copy_behind, sync_behind, churn, churn };
+    struct timespec ms100 = { 0, 100000000 };
+    pthread_t t;
+    int r;
+
+    if ((r = work()) != 0)   /* everything started: staging, the node share */
+        return r;
+    if (pipe(never) != 0 || cudaLaunchHostFunc(0, block_forever, NULL) != cudaSuccess)
+        return 2;
+    for (size_t i = 0; i < sizeof body / sizeof body[0]; i++)
+        if (pthread_create(&t, NULL, body[i], NULL) != 0)
+            return 3;
+    nanosleep(&ms100, NULL);
+    exit(0);
+}
+
 static void *small_main(void *arg)
 {
     (void)arg;
@@ -243,6 +313,8 @@ int main(int argc, char **argv)
         return errno_mode(e0);
     if (!strcmp(argv[1], "nofile"))
         return nofile();
+    if (!strcmp(argv[1], "exit"))
+        return exit_mode();
     if (!strcmp(argv[1], "segv"))
         return segv();
     if (!strcmp(argv[1], "stack"))

@@ -20,6 +20,12 @@
 #    gets its handler called for the faults of pincache's copy threads too
 #    (they leave the fault signals unblocked: stage_threads.c); blocked,
 #    the kernel killed the process.
+#  - exit: main calls exit() while threads are stuck inside calls behind a
+#    host function that never returns (a staged copy holding the staging
+#    lock, a stream synchronization) and others allocate, free and stage:
+#    the process ends at once, with status 0, and the report is written.
+#    Seen failing (a hang, killed by the timeout) with the staging lock
+#    taken at exit.
 . "$top_srcdir/tests/sim/common.sh"
 P=$SIM_BIN/sidefx
 
@@ -50,6 +56,8 @@ st plain stack $SMALL
 point $? "plain, a ${SMALL:-16 KiB} stack: the calls and exit()"
 st plain segv
 point $? "plain: a SIGSEGV handler opens the pages a pageable copy touches"
+SIM_TIMEOUT=60 st plain exit
+point $? "plain: exit() while other threads are inside calls"
 if ! have_shim; then
 	tap_skip "libpincache.so not built"
 	tap_done
@@ -84,4 +92,8 @@ PINCACHE_STAGE_THREADS=4 PINCACHE_REPORT="$SIM_TMP/segv.json" st shim segv
 point $? "a SIGSEGV handler opens the pages that staged copies touch, on pincache's threads too"
 check_stat "$SIM_TMP/segv.json" stage_h2d_calls -eq 2 "segv: both copies to the device were staged"
 check_stat "$SIM_TMP/segv.json" stage_d2h_calls -eq 1 "segv: the copy from the device was staged"
+
+PINCACHE_REPORT="$SIM_TMP/exit.json" SIM_TIMEOUT=60 st shim exit
+point $? "exit() while other threads are inside calls, some stuck for good: the process ends"
+check_stat "$SIM_TMP/exit.json" stage_h2d_calls -ge 2 "exit: the report was written"
 tap_done
