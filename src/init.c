@@ -18,6 +18,7 @@
 #include "stage/stage.h"
 #include "stage/stage_threads.h"
 #include "stage/fastalloc.h"
+#include "stage/fastmem.h"
 #include "real/real.h"
 #include "real/rtdrv.h"
 #include "core/cache.h"
@@ -79,7 +80,7 @@ static const struct pc_module pc_modules[] = {
     /* at exit: leave the node's share (the last one out removes its file) */
     { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device, pc_stage_at_exit },
     /* after cache and stage: their blocks and rings are forgotten first */
-    { "fast",     NULL,           NULL,                    pc_fast_after_fork_child,     pc_fast_forget_device,  NULL },
+    { "fast",     NULL,           pc_fast_memfds_before_fork, pc_fast_after_fork_child,  pc_fast_forget_device,  NULL },
     { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL,                   NULL },
     { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL,                   NULL },
     { "shadow",   NULL,           NULL,                    pc_shadow_after_fork_child,   NULL,                   NULL },

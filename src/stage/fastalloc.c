@@ -34,7 +34,6 @@
 #include "stage/fastdrv.h"
 #include "real/real.h"
 #include "stage/stage_threads.h"
-#include "util/fdsafe.h"
 #include "util/log.h"
 #include "util/options.h"
 #include "util/sigguard.h"
@@ -183,7 +182,7 @@ static int pc_fast_map_chunk(struct pc_fast_job *j, uint64_t i)
         struct pc_sigguard g;
         int bad;
 
-        fd = pc_fd_off_stdio(memfd_create("pincache", MFD_CLOEXEC));
+        fd = pc_fast_memfd();
         if (fd < 0)
             return -1;
         pc_sigguard_begin(&g);
@@ -306,6 +305,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         }
         for (size_t i = 0; i < nchunk; i++)
             j.fd[i] = -1;
+        pc_fast_memfds_begin();
     }
     for (size_t i = 0; j.shared && i < nchunk; i++)
         if (pc_fast_map_chunk(&j, i) != 0)
@@ -340,6 +340,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         for (size_t i = 0; i < nchunk; i++)
             if (j.fd[i] >= 0)
                 close(j.fd[i]);
+        pc_fast_memfds_end();
         free(j.fd);
         j.fd = NULL;
     }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "real/real.h"
 #include "util/fdsafe.h"
 #include "util/parse.h"
+#include "util/stats.h"
 
 /* ---- placement: the GPU's NUMA node, where the host has more than one */
 
@@ -157,8 +159,50 @@ void pc_fast_unmap_drain(void)
     pthread_mutex_unlock(&R.mu);
 }
 
+/* ---- memfds in fork() children */
+
+/* fork() copies the descriptors before the memory: a block whose memfds
+ * the child got may be closed, and counted out, by the time the memory is
+ * copied.  So the child closes the memfds if a block was being made when
+ * its memory was copied (open) or had closed them since its fork began
+ * (closed_ns, the latest close; fork_ns, the forking thread's own). */
+#define PC_FAST_MEMFD "pincache-fast"
+static unsigned pc_fast_memfds_open;     /* atomic: blocks with memfds open */
+static uint64_t pc_fast_memfds_closed_ns; /* atomic: the last time some were closed */
+static __thread uint64_t pc_fast_fork_ns __attribute__((tls_model("initial-exec")));
+
+int pc_fast_memfd(void)
+{
+    return pc_fd_off_stdio(memfd_create(PC_FAST_MEMFD, MFD_CLOEXEC));
+}
+
+void pc_fast_memfds_begin(void)
+{
+    __atomic_add_fetch(&pc_fast_memfds_open, 1, __ATOMIC_SEQ_CST);
+}
+
+void pc_fast_memfds_end(void)
+{
+    uint64_t now = pc_now_ns(), was = __atomic_load_n(&pc_fast_memfds_closed_ns, __ATOMIC_RELAXED);
+
+    while (was < now && !__atomic_compare_exchange_n(&pc_fast_memfds_closed_ns, &was, now, 0,
+                                                     __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        ;
+    __atomic_sub_fetch(&pc_fast_memfds_open, 1, __ATOMIC_SEQ_CST);
+}
+
+void pc_fast_memfds_before_fork(void)
+{
+    pc_fast_fork_ns = pc_now_ns();
+}
+
 void pc_fast_unmap_after_fork_child(void)
 {
+    if (__atomic_load_n(&pc_fast_memfds_open, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&pc_fast_memfds_closed_ns, __ATOMIC_RELAXED) >= pc_fast_fork_ns)
+        pc_fd_close_memfds(PC_FAST_MEMFD);
+    pc_fast_memfds_open = 0;
+
     /* No reaper here; what the parent queued is the parent's to unmap. */
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.cv, NULL);

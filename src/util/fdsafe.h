@@ -22,6 +22,11 @@ int pc_fd_off_stdio(int fd);
 /* open(path, flags | O_CLOEXEC, mode) through pc_fd_off_stdio. */
 int pc_open(const char *path, int flags, unsigned mode);
 
+/* Close every descriptor of this process that is the memfd named name
+ * (memfd_create's name): in a fork() child, those a thread of the parent
+ * had open at the fork.  System calls and a stack buffer only. */
+void pc_fd_close_memfds(const char *name);
+
 /* Up to n - 1 bytes of a small file (a /sys setting) into buf, NUL
  * terminated; buf is "" when it cannot be read.  No stdio (no allocation,
  * no descriptor below 3). */

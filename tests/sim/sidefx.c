@@ -28,6 +28,10 @@
  *                   forever) or are in the middle of one (pinned blocks
  *                   allocated and freed, staged copies on a stream of
  *                   their own): the process ends, with status 0
+ *   fork            fork() 100 times while another thread allocates and
+ *                   frees 64 MiB blocks (run with no cache: every one a
+ *                   fast block, its memfds open while it is made): no
+ *                   child finds a memfd among its descriptors
  *
  * The CUDA work (work()): a 4 MiB pageable copy each way first (staged
  * under pincache: the node's shared file is opened on the way), a small
@@ -40,11 +44,13 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cuda_runtime_api.h>
 
@@ -279,6 +285,62 @@ static int exit_mode(void)
     exit(0);
 }
 
+static volatile int stop_churn;
+
+static void *alloc_free(void *arg)
+{
+    char *p;
+
+    (void)arg;
+    while (!__atomic_load_n(&stop_churn, __ATOMIC_RELAXED))
+        if (cudaHostAlloc((void **)&p, N_BIG, 0) == cudaSuccess)
+            cudaFreeHost(p);
+    return NULL;
+}
+
+/* In a fork child: 1 when one of its descriptors is a memfd. */
+static int has_memfd(void)
+{
+    char path[64], link[256];
+    ssize_t n;
+
+    for (int fd = 0; fd < 1024; fd++) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        n = readlink(path, link, sizeof link - 1);
+        if (n > 0) {
+            link[n] = '\0';
+            if (strncmp(link, "/memfd:", 7) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static int fork_mode(void)
+{
+    struct timespec ms2 = { 0, 2000000 };
+    pthread_t t;
+    int bad = 0, st, r;
+
+    if ((r = work()) != 0)
+        return r;
+    if (pthread_create(&t, NULL, alloc_free, NULL) != 0)
+        return 2;
+    for (int i = 0; i < 100; i++) {
+        pid_t pid = fork();
+
+        if (pid == 0)
+            _exit(has_memfd());
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+            return 3;
+        bad += WEXITSTATUS(st) != 0;
+        nanosleep(&ms2, NULL);
+    }
+    __atomic_store_n(&stop_churn, 1, __ATOMIC_RELAXED);
+    pthread_join(t, NULL);
+    return bad ? 4 : 0;
+}
+
 static void *small_main(void *arg)
 {
     (void)arg;
@@ -313,6 +375,8 @@ int main(int argc, char **argv)
         return errno_mode(e0);
     if (!strcmp(argv[1], "nofile"))
         return nofile();
+    if (!strcmp(argv[1], "fork"))
+        return fork_mode();
     if (!strcmp(argv[1], "exit"))
         return exit_mode();
     if (!strcmp(argv[1], "segv"))

@@ -26,6 +26,8 @@
 #    the process ends at once, with status 0, and the report is written.
 #    Seen failing (a hang, killed by the timeout) with the staging lock
 #    taken at exit.
+#  - fork: fork() children made while another thread makes fast blocks get
+#    none of their memfds (fastmem.c closes them in the child).
 . "$top_srcdir/tests/sim/common.sh"
 P=$SIM_BIN/sidefx
 
@@ -58,6 +60,8 @@ st plain segv
 point $? "plain: a SIGSEGV handler opens the pages a pageable copy touches"
 SIM_TIMEOUT=60 st plain exit
 point $? "plain: exit() while other threads are inside calls"
+st plain fork
+point $? "plain: no fork child has a memfd"
 if ! have_shim; then
 	tap_skip "libpincache.so not built"
 	tap_done
@@ -96,4 +100,8 @@ check_stat "$SIM_TMP/segv.json" stage_d2h_calls -eq 1 "segv: the copy from the d
 PINCACHE_REPORT="$SIM_TMP/exit.json" SIM_TIMEOUT=60 st shim exit
 point $? "exit() while other threads are inside calls, some stuck for good: the process ends"
 check_stat "$SIM_TMP/exit.json" stage_h2d_calls -ge 2 "exit: the report was written"
+
+PINCACHE_MAX_CACHED=0 PINCACHE_REPORT="$SIM_TMP/fork.json" st shim fork
+point $? "fork children made while fast blocks are made have none of their memfds"
+check_stat "$SIM_TMP/fork.json" fast_alloc_calls -ge 10 "fork: fast blocks were made meanwhile"
 tap_done
