@@ -53,9 +53,13 @@ point $? "plain, no descriptor free: the calls succeed, errno untouched, no desc
 # Sanitizers' frames are larger, and their runtimes want more stack: a
 # stack they can work with, there.
 SMALL=
-[ -n "$(san_runtime "$P")" ] && SMALL=1048576
+SMALL_TEXT="16 KiB"
+if [ -n "$(san_runtime "$P")" ]; then
+	SMALL=1048576
+	SMALL_TEXT="1 MiB (sanitizer)"
+fi
 st plain stack $SMALL
-point $? "plain, a ${SMALL:-16 KiB} stack: the calls and exit()"
+point $? "plain, a $SMALL_TEXT stack: the calls and exit()"
 st plain segv
 point $? "plain: a SIGSEGV handler opens the pages a pageable copy touches"
 SIM_TIMEOUT=60 st plain exit
@@ -85,9 +89,9 @@ check_stat "$SIM_TMP/nofile.json" fast_alloc_fallbacks -ge 1 "no descriptor free
 check_stat "$SIM_TMP/nofile.json" node_unavailable -eq 1 "no descriptor free: no node share"
 
 PINCACHE_LOG=debug st shim stack $SMALL
-point $? "a ${SMALL:-16 KiB} stack: the calls, and the exit report on stderr"
+point $? "a $SMALL_TEXT stack: the calls, and the exit report on stderr"
 PINCACHE_REPORT="$SIM_TMP/stack.json" PINCACHE_TRACE="$SIM_TMP/stack-trace.json" st shim stack $SMALL
-point $? "a ${SMALL:-16 KiB} stack: the calls, and the JSON report and the trace written to files"
+point $? "a $SMALL_TEXT stack: the calls, and the JSON report and the trace written to files"
 check_stat "$SIM_TMP/stack.json" fast_alloc_calls -ge 1 "small stack: the report was written (a fast block counted)"
 [ -s "$SIM_TMP/stack-trace.json" ]
 tap_check $? "small stack: the trace was written"
