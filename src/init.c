@@ -1,6 +1,7 @@
 /* init.c - the life cycle: start-up, fork, device loss and exit of every
  * module (pc_modules), and the report at exit. */
 #include "config.h"
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "stage/stage.h"
 #include "stage/stage_threads.h"
 #include "stage/fastalloc.h"
+#include "stage/fastmem.h"
 #include "real/real.h"
 #include "real/rtdrv.h"
 #include "core/cache.h"
@@ -78,7 +80,7 @@ static const struct pc_module pc_modules[] = {
     /* at exit: leave the node's share (the last one out removes its file) */
     { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device, pc_stage_at_exit },
     /* after cache and stage: their blocks and rings are forgotten first */
-    { "fast",     NULL,           NULL,                    pc_fast_after_fork_child,     pc_fast_forget_device,  NULL },
+    { "fast",     NULL,           pc_fast_memfds_before_fork, pc_fast_after_fork_child,  pc_fast_forget_device,  NULL },
     { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL,                   NULL },
     { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL,                   NULL },
     { "shadow",   NULL,           NULL,                    pc_shadow_after_fork_child,   NULL,                   NULL },
@@ -147,14 +149,19 @@ void pc_init(void)
     pthread_once(&pc_once, pc_init_once);
 }
 
+/* errno is 0 when main starts (C11 7.5): start-up's own misses (a /sys
+ * file that is not there) must not show. */
 __attribute__((constructor)) static void pc_ctor(void)
 {
+    int saved = errno;
+
     pc_init();
+    errno = saved;
 }
 
 /* Runs at exit() from any thread and at dlclose.  No CUDA calls here: the
  * runtime may already be torn down.  Cached blocks are not freed either. */
-__attribute__((destructor)) static void pc_dtor(void)
+static void pc_dtor_report(void)
 {
     struct pc_report_info info;
 
@@ -185,4 +192,13 @@ __attribute__((destructor)) static void pc_dtor(void)
     pc_report_write(&info);
     if (info.cuda_used)
         pc_trace_write(info.pid, info.start_ns);
+}
+
+/* errno as it was, for the exit handlers that run after this one. */
+__attribute__((destructor)) static void pc_dtor(void)
+{
+    int saved = errno;
+
+    pc_dtor_report();
+    errno = saved;
 }

@@ -266,6 +266,8 @@ void pc_cupti_set_on_start(void (*fn)(void))
  * and the runtime registered earlier: CUPTI is still alive. */
 void pc_cupti_at_exit(void)
 {
+    int saved = errno;       /* for the program's exit handlers after this one */
+
     if (pc_state.forked_child)
         return;
     pthread_mutex_lock(&C.lock);
@@ -274,6 +276,7 @@ void pc_cupti_at_exit(void)
         pc_cupti_set_state(PC_CUPTI_FINISHED);
     }
     pthread_mutex_unlock(&C.lock);
+    errno = saved;
 }
 
 void pc_cupti_after_fork_child(void)

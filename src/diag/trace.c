@@ -225,7 +225,8 @@ static int pc_trace_emit_cb(int fd, void *arg)
 
 void pc_trace_write(int pid, uint64_t start_ns)
 {
-    char path[PC_OUTFILE_PATH_MAX], host[256];
+    static char path[PC_OUTFILE_PATH_MAX];   /* off the exiting thread's stack: once, at exit */
+    char host[256];
     struct pc_trace_args a = { pid, start_ns };
 
     if (!T.ring)

@@ -4,6 +4,7 @@
  * a wrapper does. */
 #ifndef PC_GUARD_H
 #define PC_GUARD_H
+#include <errno.h>
 #include "init.h"
 #include "util/state.h"
 #include "real/real.h"
@@ -26,14 +27,28 @@ static inline void pc_leave(void)
     pc_tls_depth = 0;
 }
 
+/* A call that succeeds leaves errno as the program had it (the simulated
+ * runtime's do, and CUDA gives errno no part in its API): what pincache's
+ * own system calls met on the way (a memfd past RLIMIT_NOFILE, a /sys
+ * file that is not there, the node's file not made yet) must not show
+ * through.  A failed call leaves what happened inside it, the runtime's
+ * errno included. */
+#define PC_KEEP_ERRNO(r, saved)                                              \
+    do {                                                                     \
+        if ((r) == 0)                                                        \
+            errno = (saved);                                                 \
+    } while (0)
+
 /* Forward to the real function when the guard is already held, otherwise run
  * the core function under the guard.  This is all a wrapper does. */
 #define PC_FORWARD_WITH(call_real, name, core_call, ...)                     \
     do {                                                                     \
+        int pc_errno_ = errno;                                               \
         if (!pc_enter())                                                     \
             return call_real(name, __VA_ARGS__);                             \
         __auto_type pc_r_ = (core_call);                                     \
         pc_leave();                                                          \
+        PC_KEEP_ERRNO(pc_r_, pc_errno_);                                     \
         return pc_r_;                                                        \
     } while (0)
 #define PC_FORWARD(name, core_call, ...) PC_FORWARD_WITH(PC_CALL_REAL, name, core_call, __VA_ARGS__)
@@ -42,12 +57,14 @@ static inline void pc_leave(void)
 /* PC_FORWARD with the call accounted as api (bytes, ptr: see struct pc_call). */
 #define PC_FORWARD_TIMED_WITH(call_real, api, bytes, ptr, name, core_call, ...)  \
     do {                                                                     \
+        int pc_errno_ = errno;                                               \
         if (!pc_enter())                                                     \
             return call_real(name, __VA_ARGS__);                             \
         pc_call_begin(api, bytes, ptr);                                      \
         __auto_type pc_r_ = (core_call);                                     \
         pc_call_end(pc_r_ == 0);                                             \
         pc_leave();                                                          \
+        PC_KEEP_ERRNO(pc_r_, pc_errno_);                                     \
         return pc_r_;                                                        \
     } while (0)
 #define PC_FORWARD_TIMED(api, bytes, ptr, name, core_call, ...)              \

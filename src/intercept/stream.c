@@ -34,10 +34,13 @@ PC_EXPORT cudaError_t cudaSetDevice(int dev)
 
 PC_EXPORT cudaError_t cudaDeviceReset(void)
 {
+    int saved = errno;
+
     if (!pc_enter())
         return PC_CALL_REAL(cudaDeviceReset);
     cudaError_t r = pc_device_reset();
     pc_leave();
+    PC_KEEP_ERRNO(r, saved);
     return r;
 }
 

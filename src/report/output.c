@@ -90,7 +90,7 @@ static int pc_report_emit_json(int fd, void *arg)
 static int pc_report_to_file(const char *tmpl, const struct pc_report_info *info,
                              const struct pc_stats *st, const char *rank, const char *host)
 {
-    char path[PC_OUTFILE_PATH_MAX];
+    static char path[PC_OUTFILE_PATH_MAX];   /* off the exiting thread's stack: once, at exit */
     struct pc_report_args a = { info, st, rank, host };
     int r;
 

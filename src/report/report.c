@@ -144,9 +144,11 @@ static void pc_report_emit(struct pc_emitter *e, const struct pc_report *r)
 int pc_report_emit_fd(int fd, int format, int flags, const struct pc_report_info *info,
                       const struct pc_stats *st, const char *rank, const char *host)
 {
-    /* Both are large for a stack frame but fine for exit; no malloc here. */
-    struct pc_emitter e;
-    struct pc_report r;
+    /* Both are large (7 KiB), too large for the stack of the thread that
+     * calls exit(), which may be the least pthreads allows: static, as one
+     * report is written at a time (at exit; the CLI).  No malloc here. */
+    static struct pc_emitter e;
+    static struct pc_report r;
 
     if (!info || !st)
         return -EINVAL;

@@ -182,7 +182,7 @@ static int pc_fast_map_chunk(struct pc_fast_job *j, uint64_t i)
         struct pc_sigguard g;
         int bad;
 
-        fd = memfd_create("pincache", MFD_CLOEXEC);
+        fd = pc_fast_memfd();
         if (fd < 0)
             return -1;
         pc_sigguard_begin(&g);
@@ -258,7 +258,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     uint64_t t0, t1, t2, t3, dt, real;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), nchunk;
     unsigned threads, vmas;
-    int mode = pc_opt.fast_alloc;
+    int mode = pc_opt.fast_alloc, saved = errno;
     CUresult r;
 
     if (mode == PC_FAST_ALLOC_OFF || pc_state.forked_child || (flags & cudaHostAllocWriteCombined) ||
@@ -305,6 +305,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         }
         for (size_t i = 0; i < nchunk; i++)
             j.fd[i] = -1;
+        pc_fast_memfds_begin();
     }
     for (size_t i = 0; j.shared && i < nchunk; i++)
         if (pc_fast_map_chunk(&j, i) != 0)
@@ -339,6 +340,7 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
         for (size_t i = 0; i < nchunk; i++)
             if (j.fd[i] >= 0)
                 close(j.fd[i]);
+        pc_fast_memfds_end();
         free(j.fd);
         j.fd = NULL;
     }
@@ -384,6 +386,7 @@ fail:
                     "cudaHostAlloc makes it instead", size, j.base ? "mapping, pre-fault or registration failed"
                                                                    : "no address space");
     }
+    errno = saved;           /* the real call that follows sets its own */
     return -1;
 }
 

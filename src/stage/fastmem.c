@@ -2,16 +2,18 @@
  * pages go, and unmapping them off the caller's path. */
 #include "config.h"
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "stage/fastmem.h"
 #include "stage/stage_threads.h"
 #include "real/real.h"
+#include "util/fdsafe.h"
 #include "util/parse.h"
+#include "util/stats.h"
 
 /* ---- placement: the GPU's NUMA node, where the host has more than one */
 
@@ -19,15 +21,10 @@ static int pc_fast_nodes = -1;          /* online nodes; -1: not read yet */
 
 static int pc_fast_count_nodes(void)
 {
-    char buf[256] = "";
-    FILE *f = fopen("/sys/devices/system/node/online", "re");
-    int n = 0;
+    char buf[256];
+    int n;
 
-    if (f) {
-        if (!fgets(buf, sizeof buf, f))
-            buf[0] = 0;
-        fclose(f);
-    }
+    pc_read_small("/sys/devices/system/node/online", buf, sizeof buf);
     n = pc_parse_count_list(buf);
     return n > 0 ? n : 1;
 }
@@ -145,13 +142,8 @@ int pc_fast_shmem_thp(void)
     int v = __atomic_load_n(&thp, __ATOMIC_RELAXED);
 
     if (v < 0) {
-        char buf[128] = "";
-        FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "re");
-        if (f) {
-            if (!fgets(buf, sizeof buf, f))
-                buf[0] = 0;
-            fclose(f);
-        }
+        char buf[128];
+        pc_read_small("/sys/kernel/mm/transparent_hugepage/shmem_enabled", buf, sizeof buf);
         /* The bracketed word is the setting: "[never]" and "[deny]" give none. */
         v = buf[0] && !strstr(buf, "[never]") && !strstr(buf, "[deny]");
         __atomic_store_n(&thp, v, __ATOMIC_RELAXED);
@@ -167,8 +159,50 @@ void pc_fast_unmap_drain(void)
     pthread_mutex_unlock(&R.mu);
 }
 
+/* ---- memfds in fork() children */
+
+/* fork() copies the descriptors before the memory: a block whose memfds
+ * the child got may be closed, and counted out, by the time the memory is
+ * copied.  So the child closes the memfds if a block was being made when
+ * its memory was copied (open) or had closed them since its fork began
+ * (closed_ns, the latest close; fork_ns, the forking thread's own). */
+#define PC_FAST_MEMFD "pincache-fast"
+static unsigned pc_fast_memfds_open;     /* atomic: blocks with memfds open */
+static uint64_t pc_fast_memfds_closed_ns; /* atomic: the last time some were closed */
+static __thread uint64_t pc_fast_fork_ns __attribute__((tls_model("initial-exec")));
+
+int pc_fast_memfd(void)
+{
+    return pc_fd_off_stdio(memfd_create(PC_FAST_MEMFD, MFD_CLOEXEC));
+}
+
+void pc_fast_memfds_begin(void)
+{
+    __atomic_add_fetch(&pc_fast_memfds_open, 1, __ATOMIC_SEQ_CST);
+}
+
+void pc_fast_memfds_end(void)
+{
+    uint64_t now = pc_now_ns(), was = __atomic_load_n(&pc_fast_memfds_closed_ns, __ATOMIC_RELAXED);
+
+    while (was < now && !__atomic_compare_exchange_n(&pc_fast_memfds_closed_ns, &was, now, 0,
+                                                     __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        ;
+    __atomic_sub_fetch(&pc_fast_memfds_open, 1, __ATOMIC_SEQ_CST);
+}
+
+void pc_fast_memfds_before_fork(void)
+{
+    pc_fast_fork_ns = pc_now_ns();
+}
+
 void pc_fast_unmap_after_fork_child(void)
 {
+    if (__atomic_load_n(&pc_fast_memfds_open, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&pc_fast_memfds_closed_ns, __ATOMIC_RELAXED) >= pc_fast_fork_ns)
+        pc_fd_close_memfds(PC_FAST_MEMFD);
+    pc_fast_memfds_open = 0;
+
     /* No reaper here; what the parent queued is the parent's to unmap. */
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.cv, NULL);

@@ -18,7 +18,17 @@ int pc_fast_shmem_thp(void);
 void pc_fast_unmap(char *base, size_t size);
 /* Wait until everything queued is unmapped. */
 void pc_fast_unmap_drain(void);
-/* In a fork child: no reaper, nothing queued. */
+/* In a fork child: no reaper, nothing queued; no memfd of a block the
+ * parent was making. */
 void pc_fast_unmap_after_fork_child(void);
+
+/* A chunk's memfd (close-on-exec, 3 or above), -1 if none.  A block's are
+ * made after pc_fast_memfds_begin and closed before pc_fast_memfds_end:
+ * a fork() child, which inherits those open at the fork, closes them. */
+int pc_fast_memfd(void);
+void pc_fast_memfds_begin(void);
+void pc_fast_memfds_end(void);
+/* pthread_atfork's prepare handler: when this thread's fork began. */
+void pc_fast_memfds_before_fork(void);
 
 #endif

@@ -131,7 +131,7 @@ int pc_node_join(const char *dir)
 {
     static int warned;
     const char *why = NULL;
-    int st;
+    int st, saved = errno;   /* a copy that stages leaves no trace of the file's making */
 
     if (N.state != PC_NODE_OFF)
         return N.state;
@@ -171,6 +171,7 @@ int pc_node_join(const char *dir)
     else if (st == PC_NODE_UNAVAILABLE)
         pc_info("node share: no shared file in %s (%s); staging with this process's own budget",
                 dir ? dir : "(none)", why);
+    errno = saved;
     return st;
 }
 

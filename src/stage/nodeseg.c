@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "stage/nodeseg.h"
+#include "util/fdsafe.h"
 #include "util/fmt.h"
 #include "util/outfile.h"
 #include "util/sigguard.h"
@@ -75,15 +76,19 @@ static int pc_nodeseg_same(const char *path, dev_t dev, ino_t ino)
  * there now: open that), or another -errno. */
 static int pc_nodeseg_create(const char *dir, const char *path)
 {
-    struct pc_node_file f;           /* 4 KiB of stack, once per process */
-    char tmp[4096], rnd[16];
+    /* 8 KiB, off the stack of the program's thread that makes the first
+     * staged copy (it may be small): once per process, under the staging
+     * lock (node.c). */
+    static struct pc_node_file f;
+    static char tmp[4096];
+    char rnd[16];
     int fd, err = 0;
 
     pc_random_chars(rnd, 12);
     if ((size_t)pc_fmt(tmp, sizeof tmp, "%s/.pincache-node-v%u-%u.%s", dir, PC_NODE_VERSION,
                        (unsigned)geteuid(), rnd) >= sizeof tmp)
         return -ENAMETOOLONG;
-    fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+    fd = pc_open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY, 0600);
     if (fd < 0)
         return -errno;
     memset(&f, 0, sizeof f);
@@ -167,11 +172,15 @@ int pc_nodeseg_open(const char *dir, struct pc_nodeseg *s, const char **why)
     }
     for (int attempt = 0; attempt < PC_NODESEG_TRIES; attempt++) {
         /* O_NONBLOCK: a FIFO planted at the name must not hang the open. */
-        s->fd = open(s->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        s->fd = pc_open(s->path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0);
         if (s->fd < 0) {
             if (errno == ELOOP) {
                 *why = "a symbolic link";
                 return PC_NODE_REFUSED;
+            }
+            if (errno == EMFILE || errno == ENFILE) {
+                *why = "no file descriptor free";
+                return PC_NODE_UNAVAILABLE;
             }
             if (errno != ENOENT) {
                 /* Something is there that we may not or cannot open (another

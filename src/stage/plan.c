@@ -82,7 +82,9 @@ int pc_rt_sync_h2d_waits_dma(const struct pc_plan *p)
 static int pc_host_mapped(const void *p, size_t n)
 {
     static const size_t chunk_pages = 4096;     /* 16 MiB of 4 KiB pages per call */
-    unsigned char vec[4096];
+    /* Only mincore's result is read, never the vector: one for every
+     * thread, off the stack (the program's, which may be small). */
+    static unsigned char vec[4096];
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1), end = (uintptr_t)p + n;
 

@@ -262,12 +262,23 @@ unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack)
     unsigned made = 0;
 
     /* Detached, so exit never waits for them; no signals, so the program's
-     * handlers never run on a thread it did not create. */
+     * handlers never run on a thread it did not create, but for those a
+     * fault raises on the faulting thread.  Copy threads touch the
+     * program's memory, and its SIGSEGV handler may be what opens a page
+     * (dirty tracking, a garbage collector): plainly it ran on the thread
+     * inside the runtime's copy.  Blocked, such a fault would kill the
+     * process, the kernel setting the handler back to the default. */
     if (n == 0 || pthread_attr_init(&attr) != 0)
         return 0;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, stack);
     sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    sigdelset(&all, SIGTRAP);
+    sigdelset(&all, SIGSYS);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     while (made < n && pthread_create(&t, &attr, fn, NULL) == 0)
         made++;

@@ -47,8 +47,9 @@ void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsig
  * tried again.  linger_us: how long an idle pool thread spins for the next
  * transfer before it sleeps (0 to 10000; taken on every call). */
 unsigned pc_xfer_threads(long want, long linger_us);
-/* Start n detached threads running fn(NULL), every signal blocked in them;
- * the number started. */
+/* Start n detached threads running fn(NULL), every signal blocked in them
+ * but those a fault raises (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
+ * SIGSYS); the number started. */
 unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack);
 
 /* CPUs this process may run on. */

@@ -1,12 +1,12 @@
 /* clock.c - durations from the TSC where it can be trusted (clock.h). */
 #include "config.h"
-#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
 #include "util/clock.h"
+#include "util/fdsafe.h"
 #include "util/log.h"
 #include "util/options.h"
 #include "util/stats.h"
@@ -21,19 +21,13 @@ int pc_tick_usable(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a, b, c, d;
-    char src[16] = "";
-    int fd;
-    ssize_t n = -1;
+    char src[16];
 
     /* Invariant TSC: CPUID 0x80000007, EDX bit 8. */
     if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
         return 0;
-    fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        n = read(fd, src, sizeof src - 1);
-        close(fd);
-    }
-    return n >= 3 && strncmp(src, "tsc\n", 4) == 0;
+    pc_read_small("/sys/devices/system/clocksource/clocksource0/current_clocksource", src, sizeof src);
+    return strncmp(src, "tsc\n", 4) == 0;
 #else
     return 0;
 #endif

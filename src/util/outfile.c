@@ -16,12 +16,23 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "util/fdsafe.h"
 #include "util/log.h"
 #include "util/outfile.h"
 
 #define PC_OUTFILE_MAX_LINKS 40      /* as the kernel's own limit (ELOOP) */
 
 typedef int (*pc_emit_fn)(int fd, void *arg);
+
+/* The paths, off the stack: the report and the trace are written on the
+ * thread that calls exit(), whose stack may be the least pthreads allows
+ * (16 KiB).  One file is written at a time (pc_dtor's report, then its
+ * trace, once per process; the CLI). */
+static struct {
+    char tmp[PC_OUTFILE_PATH_MAX + 96];      /* pc_write_replace's new file */
+    char text[PC_OUTFILE_PATH_MAX];          /* pc_follow's link */
+    char hop[2][PC_OUTFILE_PATH_MAX];        /* pc_write_any's path, link by link */
+} pc_scratch;
 
 static const char *pc_errname(int err)
 {
@@ -92,7 +103,7 @@ void pc_random_chars(char *out, size_t n)
  * path is missing or was a regular file when looked at. */
 static int pc_write_replace(const char *path, pc_emit_fn emit, void *arg)
 {
-    char tmp[PC_OUTFILE_PATH_MAX + 96], rnd[13];
+    char *tmp = pc_scratch.tmp, rnd[13];
     const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
     int dirlen = slash ? (int)(slash - path) + 1 : 0;
     int fd = -1, r, tries;
@@ -100,10 +111,10 @@ static int pc_write_replace(const char *path, pc_emit_fn emit, void *arg)
     for (tries = 0; tries < 16 && fd < 0; tries++) {
         pc_random_chars(rnd, 12);
         /* ".NAME.RANDOM.tmp" beside path; the name cut so that it fits NAME_MAX */
-        if ((unsigned long)pc_fmt(tmp, sizeof tmp, "%.*s.%.64s.%s.tmp", dirlen, path, base, rnd) >=
-            sizeof tmp)
+        if ((unsigned long)pc_fmt(tmp, sizeof pc_scratch.tmp, "%.*s.%.64s.%s.tmp", dirlen, path, base, rnd) >=
+            sizeof pc_scratch.tmp)
             return -ENAMETOOLONG;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+        fd = pc_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY, 0644);
         if (fd < 0 && errno != EEXIST)
             return -errno;
     }
@@ -128,8 +139,7 @@ static int pc_write_through(const char *path, int nofollow, pc_emit_fn emit, voi
     struct stat st;
     int fd, fl, r;
 
-    fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-                    (nofollow ? O_NOFOLLOW : 0));
+    fd = pc_open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0), 0);
     if (fd < 0)
         return -errno;
     /* What was opened, not what was looked at: a path swapped for a regular
@@ -151,13 +161,13 @@ static int pc_write_through(const char *path, int nofollow, pc_emit_fn emit, voi
 /* next = where the link at cur points: its text, relative to cur's folder. */
 static int pc_follow(const char *cur, char *next, size_t n)
 {
-    char text[PC_OUTFILE_PATH_MAX];
+    char *text = pc_scratch.text;
     const char *slash = strrchr(cur, '/');
-    ssize_t len = readlink(cur, text, sizeof text);
+    ssize_t len = readlink(cur, text, sizeof pc_scratch.text);
 
     if (len < 0)
         return -errno;
-    if ((size_t)len >= sizeof text)
+    if ((size_t)len >= sizeof pc_scratch.text)
         return -ENAMETOOLONG;
     text[len] = '\0';
     if (text[0] == '/' || !slash)
@@ -170,7 +180,7 @@ static int pc_follow(const char *cur, char *next, size_t n)
 /* *wrong_kind: path is not a kind of file pincache writes. */
 static int pc_write_any(const char *path, pc_emit_fn emit, void *arg, int *wrong_kind)
 {
-    char buf[2][PC_OUTFILE_PATH_MAX];
+    char (*buf)[PC_OUTFILE_PATH_MAX] = pc_scratch.hop;
     const char *cur = path;
     struct stat st;
     int hop, fd, r;
