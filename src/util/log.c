@@ -5,8 +5,10 @@
  * is one write(2) per message so lines from several threads do not mix. */
 #include "config.h"
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "util/log.h"
 #include "util/sigguard.h"
@@ -22,15 +24,41 @@ static unsigned pc_log_warnings;
 
 static const char *const pc_level_word[] = { "error: ", "warning: ", "info: ", "debug: " };
 
+/* Into a pipe, FIFO, socket or terminal, what pincache writes waits at
+ * most this long for room, a piece at a time: a reader that is alive but
+ * never reads (a parent that reads its child's stderr only after the
+ * child exits) must not hang the program's exit on the report, where
+ * plainly it exited.  A piece of PIPE_BUF bytes fits whenever poll says
+ * the pipe has room. */
+#define PC_WRITE_WAIT_MS 2000
+#define PC_WRITE_PIECE 4096
+
 int pc_write_all(int fd, const void *buf, unsigned long n)
 {
     struct pc_sigguard g;
+    struct stat st;
     const char *p = buf;
-    int r = 0;
+    int r = 0, stream = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
 
     pc_sigguard_begin(&g);   /* EPIPE or EFBIG, never a signal: sigguard.h */
     while (n) {
-        ssize_t w = write(fd, p, n);
+        unsigned long k = n;
+        ssize_t w;
+
+        if (stream) {
+            struct pollfd pf = { .fd = fd, .events = POLLOUT };
+            int ready;
+
+            while ((ready = poll(&pf, 1, PC_WRITE_WAIT_MS)) < 0 && errno == EINTR)
+                ;
+            if (ready == 0) {
+                r = -EAGAIN;     /* nobody reads: dropped, not waited for */
+                break;
+            }
+            if (k > PC_WRITE_PIECE)
+                k = PC_WRITE_PIECE;
+        }
+        w = write(fd, p, k);
         if (w < 0) {
             if (errno == EINTR)
                 continue;

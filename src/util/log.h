@@ -24,7 +24,9 @@ void pc_log_once(int *flag, int level, const char *fmt, ...) __attribute__((form
 
 /* write(2) all of buf, retrying on EINTR and short writes.  0 or -errno;
  * a closed pipe or RLIMIT_FSIZE gives -EPIPE or -EFBIG, not a signal
- * (util/sigguard.h).  Every write pincache makes goes through here. */
+ * (util/sigguard.h), and a pipe, FIFO, socket or terminal that has no room
+ * for 2 s -EAGAIN, not a hang.  Every write pincache makes goes through
+ * here. */
 int pc_write_all(int fd, const void *buf, unsigned long n);
 
 /* "pincache[pid]: warning: " for level into buf; returns its length. */

@@ -5,6 +5,8 @@
 #  - with its stderr a pipe nobody reads: pincache's exit report, its log
 #    lines and a JSON report through /dev/stderr fail with EPIPE, and the
 #    program still exits 0 (it died of SIGPIPE at its exit before);
+#  - with its stderr a full pipe whose reader reads only after the end:
+#    pincache's exit report gives up after 2 s instead of hanging the exit;
 #  - under RLIMIT_FSIZE (`ulimit -f`): a fast block (a memfd sized past the
 #    limit raised SIGXFSZ), the node's shared file and the report fail or
 #    take another way, and the program still exits 0.
@@ -35,7 +37,7 @@ how() {
 }
 # ended NAME WANT TEXT
 ended() {
-	_g=$(cat "$SIM_TMP/$1.how")
+	_g=$(paste -sd' ' "$SIM_TMP/$1.how")
 	[ "$_g" = "$2" ]
 	tap_check $? "$3 ($_g)"
 }
@@ -56,6 +58,14 @@ how logs --closed-stderr -- PINCACHE_LOG=debug PINCACHE_MAX_CACHED=banana
 ended logs "exit 0" "stderr a closed pipe: warnings and debug lines do not end it"
 how json --closed-stderr -- PINCACHE_REPORT=/dev/stderr PINCACHE_TRACE=/dev/stderr
 ended json "exit 0" "stderr a closed pipe: the JSON report and the trace through /dev/stderr do not end it"
+
+# A stderr pipe that is full, whose reader reads only after the program has
+# ended: plainly the program exits at once; pincache's exit report waits
+# for room 2 s at most, then is dropped (before, the exit hung for good).
+how plainfull --full-stderr --
+ended plainfull "exit 0 wrote 0" "plain, stderr a full pipe nobody reads yet: the program exits 0"
+how full --full-stderr -- PINCACHE_REPORT=stderr
+ended full "exit 0 wrote 0" "stderr a full pipe nobody reads yet: the exit report does not hang the exit"
 
 # 1 MiB: the report fits; a 64 MiB block's memfds (one per copy thread)
 # do not, so its chunks are faulted-in shared memory instead.
