@@ -16,7 +16,7 @@
 #include "stage/stage_threads.h"
 #include "util/log.h"
 #include "util/options.h"
-#include "util/tasks.h"
+#include "util/limits.h"
 
 #define PC_XFER_MAX_THREADS 64
 #define PC_XFER_AUTO_THREADS 16
@@ -258,11 +258,11 @@ unsigned pc_xfer_cpus(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
-/* At most the tasks a limit spares (util/tasks.h), asked at each start: the
+/* At most the tasks a limit spares (util/limits.h), asked at each start: the
  * program's threads and processes count against it as ours do. */
 static unsigned pc_threads_spared(unsigned n)
 {
-    long h = pc_tasks_headroom(pc_opt.test_limits_root), spare = pc_tasks_spare(h);
+    long h = pc_limits_tasks(pc_opt.test_limits_root), spare = pc_limits_tasks_spare(h);
 
     if (spare >= (long)n)
         return n;

@@ -13,6 +13,10 @@
  *                           first (a limit pincache reads, with
  *                           PINCACHE_TEST_LIMITS_ROOT, as a rootless
  *                           container's)
+ *   limits big              the work with 64 MiB copies (the whole ring)
+ *   limits churn            only a 256 MiB pinned block allocated, written
+ *                           and freed three times in a row; prints
+ *                           "churned"
  *   limits fill [NPROC]     the work, then threads until pthread_create
  *                           refuses one (EAGAIN) or 4096 of them; with
  *                           NPROC (run as root), RLIMIT_NPROC set to it and
@@ -20,7 +24,7 @@
  *                           (nobody) first, so that the limit holds
  *
  * The work: an 8 MiB pageable copy to the device and back (staged under
- * pincache: its copy threads start there) whose bytes must come back, and
+ * pincache: its copy threads and ring start there) whose bytes must come back, and
  * a 64 MiB pinned block allocated, written and freed twice (a fast block;
  * with PINCACHE_MAX_CACHED=0 released at once: the reaper starts).  Every
  * successful call must leave errno as it was set before it. */
@@ -36,7 +40,6 @@
 #include <unistd.h>
 #include <cuda_runtime_api.h>
 
-#define N_COPY ((size_t)8 << 20)
 #define N_BIG ((size_t)64 << 20)
 #define MAX_FILL 4096
 #define ERRNO_MARK 4242
@@ -52,10 +55,29 @@ static int call(int r)
 }
 #define C(x) call((int)(x))
 
+static size_t N_COPY = (size_t)8 << 20;
+
+/* A pinned block of n bytes allocated, written and freed times times in a
+ * row: 0, or the step (err, err + 1) that failed. */
+static int pinned_cycles(size_t n, int times, int err)
+{
+    char *p = NULL;
+
+    for (int k = 0; k < times; k++) {
+        if (C(cudaHostAlloc((void **)&p, n, 0)))
+            return err;
+        memset(p, k + 1, n);
+        if (p[n - 1] != k + 1 || C(cudaFreeHost(p)))
+            return err + 1;
+    }
+    return 0;
+}
+
 /* 0, or the number (from 10 up) of the step that failed. */
 static int work(void)
 {
-    unsigned char *h = malloc(N_COPY), *d = NULL, *p = NULL;
+    unsigned char *h = malloc(N_COPY), *d = NULL;
+    int r;
 
     if (!h)
         return 10;
@@ -73,11 +95,8 @@ static int work(void)
         if (h[i] != (unsigned char)(i * 7 + 3))
             return 14;
     for (int k = 0; k < 2; k++) {
-        if (C(cudaHostAlloc((void **)&p, N_BIG, 0)))
-            return 15;
-        memset(p, k + 1, N_BIG);
-        if (p[N_BIG - 1] != k + 1 || C(cudaFreeHost(p)))
-            return 16;
+        if ((r = pinned_cycles(N_BIG, 1, 15)) != 0)
+            return r;
         if (C(cudaDeviceSynchronize()))
             return 17;
     }
@@ -142,6 +161,20 @@ static int fill(void)
     return made == MAX_FILL || rc == EAGAIN ? made : -1;
 }
 
+/* A 256 MiB pinned block allocated, written and freed three times, each
+ * free followed at once by the next allocation: 0, or the step (from 20)
+ * that failed. */
+static int churn(void)
+{
+    int r;
+
+    errno = ERRNO_MARK;
+    if ((r = pinned_cycles((size_t)256 << 20, 3, 20)) != 0)
+        return r;
+    printf("churned\n");
+    return 0;
+}
+
 static int set_nproc(const char *s)
 {
     struct rlimit rl;
@@ -159,9 +192,12 @@ int main(int argc, char **argv)
 {
     int filling, made = 0, r;
 
-    if (argc < 2 || (strcmp(argv[1], "count") && strcmp(argv[1], "fill")))
+    if (argc < 2 || (strcmp(argv[1], "count") && strcmp(argv[1], "fill") && strcmp(argv[1], "big") &&
+                     strcmp(argv[1], "churn")))
         return 1;
     filling = !strcmp(argv[1], "fill");
+    if (!strcmp(argv[1], "big"))
+        N_COPY = (size_t)64 << 20;
     if (argc > 2 && set_nproc(argv[2]) != 0)
         return 2;
     if (argc > 2 && filling) {
@@ -169,6 +205,8 @@ int main(int argc, char **argv)
             return 3;
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);   /* its /proc/self/task stays its own */
     }
+    if (!strcmp(argv[1], "churn"))
+        return churn();
     if ((r = work()) != 0)
         return r;
     if (filling && (made = fill()) < 0)

@@ -1,29 +1,39 @@
 #!/bin/sh
-# limits: pincache's threads (the copy threads, the reaper) take no task a
-# pids limit or RLIMIT_NPROC would leave the program (util/tasks.h), and
-# staging works without them.  tests/sim/limits.c: its line "copy=N
-# unmap=M made=K" counts pincache's threads and the threads the program
-# could make after its work; its exit status names a failed check (the
-# bytes of an 8 MiB staged copy, errno left alone by successful calls).
-#  - a fake limit (PINCACHE_TEST_LIMITS_ROOT, a folder standing for /):
-#    cgroup v2 with the limit on an ancestor, v1's pids hierarchy,
-#    RLIMIT_NPROC in a rootless container, "max", no files at all;
+# limits: what pincache adds of its own takes nothing a container's limits
+# would leave the program (util/limits.h).  Its threads (the copy threads,
+# the reaper) take no task a pids limit or RLIMIT_NPROC leaves it, and
+# staging works without them; near a memory limit the staging ring (pinned
+# memory the program never asked for) is not grown, and a released fast
+# block is unmapped before its free returns.  tests/sim/limits.c: its line
+# "copy=N unmap=M made=K" counts pincache's threads and the threads the
+# program could make after its work; its exit status names a failed check
+# (the bytes of the staged copies, errno left alone by successful calls).
+#  - fake limits (PINCACHE_TEST_LIMITS_ROOT, a folder standing for /):
+#    pids: cgroup v2 with the limit on an ancestor, v1's pids hierarchy,
+#    RLIMIT_NPROC in a rootless container, "max", no files at all; memory:
+#    v2 near the limit, page cache counted free, room for two chunks, v1;
 #  - a real pids cgroup (as root, where a pids hierarchy lets us make
 #    one): near its limit the program makes as many threads under pincache
 #    as plainly; with the limit hidden from pincache, its threads are
 #    refused (EAGAIN) and the calls still succeed, errno untouched;
+#  - real memory cgroups (likewise), limited to 32 MiB above the program's
+#    plain peak: 64 MiB staged copies, and a 256 MiB block freed and made
+#    again three times, succeed under pincache as plainly (with the limit
+#    hidden from pincache, both were seen killed by the OOM killer);
 #  - a real RLIMIT_NPROC (as root: the program turns into nobody): as many
 #    threads under pincache as plainly.  Not testable as any other user
 #    (the limit would count the user's other processes).
 . "$top_srcdir/tests/sim/common.sh"
 P=$SIM_BIN/limits
-CG=
-# The cgroup goes once its last task has gone (a moment after the exit).
+CGS=
+# The cgroups go once their last task has gone (a moment after the exit).
 cleanup() {
-	_i=0
-	while [ -n "$CG" ] && [ -d "$CG" ] && ! rmdir "$CG" 2>/dev/null && [ $_i -lt 50 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
+	for _c in $CGS; do
+		_i=0
+		while [ -d "$_c" ] && ! rmdir "$_c" 2>/dev/null && [ $_i -lt 50 ]; do
+			sleep 0.1
+			_i=$((_i + 1))
+		done
 	done
 	rm -rf "$SIM_TMP"
 }
@@ -43,13 +53,15 @@ go() {
 	shift
 	run_prog "$@" >"$SIM_TMP/$_n.out" 2>"$SIM_TMP/$_n.err"
 	st=$?
+	echo "$st" >"$SIM_TMP/$_n.st"
 	sed 's/^/# stderr: /' "$SIM_TMP/$_n.err" | head -n 20
 }
 # got NAME WANT TEXT: one point, ok when its line is WANT and its status 0
 got() {
 	_g=$(cat "$SIM_TMP/$1.out")
-	[ "$st" = 0 ] && [ "$_g" = "$2" ]
-	tap_check $? "$3 ($_g, exit status $st)"
+	_s=$(cat "$SIM_TMP/$1.st")
+	[ "$_s" = 0 ] && [ "$_g" = "$2" ]
+	tap_check $? "$3 ($_g, exit status $_s)"
 }
 # made NAME: K of its line
 made() {
@@ -108,25 +120,72 @@ go nprocfar shim "$P" count 6000
 got nprocfar "copy=3 unmap=1 made=0" "RLIMIT_NPROC 1000 tasks above the host's: the usual threads"
 
 export PINCACHE_TEST_LIMITS_ROOT="$SIM_TMP/none"
-go none shim "$P" count
+PINCACHE_REPORT="$SIM_TMP/none.json" go none shim "$P" count
 got none "copy=3 unmap=1 made=0" "no file to read: no limit, the usual threads"
+check_stat "$SIM_TMP/none.json" stage_ring_bytes_peak -eq 20971520 "no file to read: the ring grew to five 4 MiB chunks (one a piece)"
+
+# Memory limits (the pod's, 1 GiB): the ring (five chunks for an 8 MiB
+# copy) only where 256 MiB and half of what is left remain besides, and
+# released blocks unmapped at once (no reaper) where they would not.
+F=$SIM_TMP/mroot
+V2=$F/sys/fs/cgroup
+mkdir -p "$F/proc/self" "$V2/kube/pod/ctr" "$V2/memory/job" || exit 99
+export PINCACHE_TEST_LIMITS_ROOT="$F"
+printf '0::/kube/pod/ctr\n' >"$F/proc/self/cgroup"
+echo max >"$V2/kube/pod/ctr/memory.max"
+echo 1073741824 >"$V2/kube/pod/memory.max"
+# mem NAME CURRENT FILE SHMEM: the pod's charge and memory.stat, in MiB
+mem() {
+	echo $(($2 << 20)) >"$V2/kube/pod/memory.current"
+	printf 'anon %d\nfile %d\nkernel 4096\nshmem %d\n' $((($2 - $3) << 20)) $(($3 << 20)) $(($4 << 20)) \
+		>"$V2/kube/pod/memory.stat"
+	PINCACHE_REPORT="$SIM_TMP/$1.json" go "$1" shim "$P" count
+}
+mem mnear 900 100 50
+got mnear "copy=3 unmap=0 made=0" "v2, the pod's limit 174 MiB away: blocks unmapped at once, the copies right"
+check_stat "$SIM_TMP/mnear.json" stage_ring_bytes_peak -eq 0 "v2, 174 MiB left: no ring"
+check_stat "$SIM_TMP/mnear.json" stage_h2d_driver_calls -eq 1 "v2, 174 MiB left: the copy to the device left to the runtime"
+mem mcache 900 700 0
+got mcache "copy=3 unmap=1 made=0" "v2, 900 MiB charged, 700 of it page cache: the reaper"
+check_stat "$SIM_TMP/mcache.json" stage_ring_bytes_peak -eq 20971520 "v2, page cache counted free: the ring as without a limit"
+mem mpart 760 0 0
+check_stat "$SIM_TMP/mpart.json" stage_ring_bytes_peak -eq 8388608 "v2, 264 MiB left: two chunks (8 MiB beyond 256)"
+check_stat "$SIM_TMP/mpart.json" stage_h2d_calls -eq 1 "v2, 264 MiB left: the copy staged on them"
+printf '4:memory:/job\n0::/\n' >"$F/proc/self/cgroup"
+echo 1073741824 >"$V2/memory/job/memory.limit_in_bytes"
+echo 1006632960 >"$V2/memory/job/memory.usage_in_bytes"
+printf 'cache 0\ntotal_cache 0\ntotal_shmem 0\n' >"$V2/memory/job/memory.stat"
+PINCACHE_REPORT="$SIM_TMP/mv1.json" go mv1 shim "$P" count
+got mv1 "copy=3 unmap=0 made=0" "v1's memory hierarchy, 64 MiB left: blocks unmapped at once"
+check_stat "$SIM_TMP/mv1.json" stage_ring_bytes_peak -eq 0 "v1, 64 MiB left: no ring"
 unset PINCACHE_TEST_LIMITS_ROOT
 
-# A real pids cgroup: a new one under this process's, where a pids
-# hierarchy (v1's, or v2 with the controller given to children) has one.
-pids_dir() {
-	_v1=$(sed -n 's/^[0-9]*:\([^:]*,\)*pids\(,[^:]*\)*:\(.*\)$/\3/p' /proc/self/cgroup | head -n 1)
+# Real cgroups: a new one under this process's in a hierarchy (v1's of
+# the controller, or v2's where it is given to children) that has one.
+cg_dir() {
+	_v1=$(sed -n "s/^[0-9]*:\([^:]*,\)*$1\(,[^:]*\)*:\(.*\)\$/\3/p" /proc/self/cgroup | head -n 1)
 	if [ -n "$_v1" ]; then
-		echo "/sys/fs/cgroup/pids${_v1%/}"
+		echo "/sys/fs/cgroup/$1${_v1%/}"
 	else
 		_v2=$(sed -n 's/^0:://p' /proc/self/cgroup | head -n 1)
 		[ -n "$_v2" ] && echo "/sys/fs/cgroup${_v2%/}"
 	fi
 }
-# in_cg MAX NAME plain|shim ARGS...: go, in the cgroup, pids.max MAX (the
-# shell that moves itself there runs without pincache)
+# cg_make CONTROLLER FILE [NAME]: CGN, a new cgroup (on CGS, to be
+# removed at the end) that has FILE; 1 if none
+cg_make() {
+	CGN=
+	[ "$(id -u)" = 0 ] || return 1
+	_n=$(cg_dir "$1")/pincache-limits-$1${3:+-$3}.$$
+	[ -d "${_n%/*}" ] && mkdir "$_n" 2>/dev/null || return 1
+	CGS="$CGS $_n"
+	[ -f "$_n/$2" ] || return 1
+	CGN=$_n
+}
+# in_cg DIR NAME plain|shim ARGS...: go, in cgroup DIR (the shell that
+# moves itself there runs without pincache)
 in_cg() {
-	echo "$1" >"$CG/pids.max" || return 1
+	_c=$1
 	_n=$2
 	_m=$3
 	shift 3
@@ -137,28 +196,69 @@ in_cg() {
 		set -- env LD_PRELOAD="$_pre" "$@"
 	fi
 	# shellcheck disable=SC2016
-	go "$_n" plain sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+	go "$_n" plain sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$_c" "$@"
 }
-if [ "$(id -u)" = 0 ] && _d=$(pids_dir) && [ -d "$_d" ] &&
-	mkdir "$_d/pincache-limits.$$" 2>/dev/null; then
-	CG=$_d/pincache-limits.$$
-	[ -f "$CG/pids.max" ] || { rmdir "$CG"; CG=; }
-fi
-if [ -n "$CG" ]; then
+if cg_make pids pids.max; then
+	CG=$CGN
 	echo "# a real pids cgroup: $CG"
 	# The program starts with two tasks (main, the simulated legacy
 	# stream's worker): 38 left, none of them for pincache.
-	in_cg 40 cgplain plain "$P" fill
+	echo 40 >"$CG/pids.max"
+	in_cg "$CG" cgplain plain "$P" fill
 	got cgplain "copy=0 unmap=0 made=$(made cgplain)" "pids.max 40, plain: $(made cgplain) threads made after the work"
-	in_cg 40 cgshim shim "$P" fill
+	in_cg "$CG" cgshim shim "$P" fill
 	got cgshim "copy=0 unmap=0 made=$(made cgplain)" "pids.max 40, pincache: as many threads made, none taken"
 	# Hidden: pincache asks for four threads where three tasks are left.
-	PINCACHE_TEST_LIMITS_ROOT=$SIM_TMP/none in_cg 5 cgrefused shim "$P" count
+	echo 5 >"$CG/pids.max"
+	PINCACHE_TEST_LIMITS_ROOT=$SIM_TMP/none in_cg "$CG" cgrefused shim "$P" count
 	got cgrefused "copy=3 unmap=0 made=0" "pids.max 5 hidden from pincache: the reaper refused (EAGAIN), the calls succeed with errno untouched"
 else
 	tap_skip "a real pids cgroup: needs root and a pids hierarchy to make one in"
 	tap_skip "a real pids cgroup: pincache"
 	tap_skip "a real pids cgroup: refused"
+fi
+
+# Real memory limits, 32 MiB above what the program takes plainly: in a
+# new memory cgroup (v1's files or v2's), MODE plainly with no limit, then
+# plainly and under pincache with that limit (and once with the limit
+# hidden from pincache, to show it bites: killed, 137).  mem_cg MODE: 1 if
+# no such cgroup can be made.
+mem_cg() {
+	cg_make memory cgroup.procs "$1" || return 1
+	if [ -f "$CGN/memory.limit_in_bytes" ] && [ -f "$CGN/memory.max_usage_in_bytes" ]; then
+		_lim=memory.limit_in_bytes
+		_peak=memory.max_usage_in_bytes
+	elif [ -f "$CGN/memory.max" ] && [ -f "$CGN/memory.peak" ]; then
+		_lim=memory.max
+		_peak=memory.peak
+		[ -f "$CGN/memory.swap.max" ] && echo 0 >"$CGN/memory.swap.max"
+	else
+		return 1
+	fi
+	in_cg "$CGN" "$1peak" plain "$P" "$1"
+	_p=$(cat "$CGN/$_peak")
+	echo "# a real memory cgroup, $CGN: $1 plainly at most $((_p >> 20)) MiB (exit status $st)"
+	echo $((_p + (32 << 20))) >"$CGN/$_lim" || return 1
+	in_cg "$CGN" "$1plain" plain "$P" "$1"
+	PINCACHE_REPORT="$SIM_TMP/$1shim.json" in_cg "$CGN" "$1shim" shim "$P" "$1"
+	PINCACHE_TEST_LIMITS_ROOT=$SIM_TMP/none in_cg "$CGN" "$1hidden" shim "$P" "$1"
+	echo "# $1 with the limit hidden from pincache: exit status $st (137: killed)"
+}
+if mem_cg big; then
+	got bigplain "copy=0 unmap=0 made=0" "64 MiB copies, a memory limit 32 MiB above their plain peak, plain: the work"
+	got bigshim "copy=3 unmap=0 made=0" "the same under pincache: blocks unmapped at once, the work"
+	check_stat "$SIM_TMP/bigshim.json" stage_ring_bytes_peak -eq 0 "the same under pincache: no ring"
+else
+	tap_skip "a real memory cgroup: needs root and a memory hierarchy to make one in"
+	tap_skip "a real memory cgroup: pincache"
+	tap_skip "a real memory cgroup: no ring"
+fi
+if mem_cg churn; then
+	got churnplain churned "256 MiB freed and made again three times, a memory limit 32 MiB above the plain peak, plain"
+	got churnshim churned "256 MiB freed (released) and made again three times, a memory limit 32 MiB above the plain peak, under pincache: each released block unmapped before its free returns"
+else
+	tap_skip "a real memory cgroup: churn, plain"
+	tap_skip "a real memory cgroup: churn, pincache"
 fi
 
 if [ "$(id -u)" = 0 ]; then
