@@ -205,7 +205,8 @@ static int pc_limits_init_root(struct pc_limits_buf *b, const char *root)
  * cheaply, so /proc/loadavg's count of every task of the host (the fourth
  * field's second number) stands for it: more than it, so the headroom is
  * less than the kernel's, and a busy shared host gets fewer copy threads,
- * never the program fewer tasks.  Unreadable: none. */
+ * never the program fewer tasks.  Unreadable (no /proc): no limit known,
+ * as for a cgroup file. */
 static long pc_limits_nproc(struct pc_limits_buf *b, const char *root)
 {
     struct rlimit rl;
@@ -220,7 +221,7 @@ static long pc_limits_nproc(struct pc_limits_buf *b, const char *root)
     slash = strchr(b->text, '/');
     total = slash ? strtol(slash + 1, NULL, 10) : -1;
     if (total <= 0)
-        return 0;
+        return PC_LIMIT_NONE;
     return (long)rl.rlim_cur > total ? (long)rl.rlim_cur - total : 0;
 }
 
