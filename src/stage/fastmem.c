@@ -12,6 +12,8 @@
 #include "stage/stage_threads.h"
 #include "real/real.h"
 #include "util/fdsafe.h"
+#include "util/limits.h"
+#include "util/options.h"
 #include "util/parse.h"
 #include "util/stats.h"
 
@@ -97,10 +99,27 @@ static void *pc_fast_reaper(void *arg)
     return NULL;
 }
 
+/* Near a memory limit (util/limits.h) the block's pages go before the free
+ * returns, as the real cudaFreeHost's do: queued, they stay charged to the
+ * memory cgroup, and the allocation that often follows a free (a buffer
+ * made again larger, a trim for a new block) would be charged on top of
+ * them, to meet the OOM killer where plainly it fitted. */
+static int pc_fast_unmap_now(size_t size)
+{
+    long spare = pc_limits_memory_spare(pc_limits_memory(pc_opt.test_limits_root));
+
+    return spare != PC_LIMIT_NONE && (size_t)spare < size;
+}
+
 void pc_fast_unmap(char *base, size_t size)
 {
-    struct pc_reap *r = malloc(sizeof *r);
+    struct pc_reap *r;
 
+    if (pc_fast_unmap_now(size)) {
+        munmap(base, size);
+        return;
+    }
+    r = malloc(sizeof *r);
     pthread_mutex_lock(&R.mu);
     if (R.started == 0)
         R.started = pc_threads_start(pc_fast_reaper, 1, 64u << 10) == 1 ? 1 : -1;

@@ -14,7 +14,8 @@ char *pc_fast_reserve(size_t size, int prot, int flags);
 /* Does the host give shared memory huge pages when advised (the
  * transparent_hugepage shmem_enabled setting not never or deny)? */
 int pc_fast_shmem_thp(void);
-/* munmap(base, size), soon, on the reaper thread (at once if it cannot run). */
+/* munmap(base, size), soon, on the reaper thread (at once if it cannot run,
+ * or where a memory limit leaves less than size to spare). */
 void pc_fast_unmap(char *base, size_t size);
 /* Wait until everything queued is unmapped. */
 void pc_fast_unmap_drain(void);

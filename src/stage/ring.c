@@ -7,6 +7,7 @@
 #include <string.h>
 #include "stage/ring.h"
 #include "stage/fastalloc.h"
+#include "util/limits.h"
 #include "util/log.h"
 #include "util/options.h"
 #include "util/stats.h"
@@ -56,9 +57,30 @@ struct pc_ring *pc_ring_get(int dev)
     return r;
 }
 
+/* Of want slots, those a memory limit leaves room for (util/limits.h): the
+ * ring is pinned memory the program never asked for, and where it is
+ * refused the runtime copies through its own buffers. */
+static unsigned pc_ring_room(struct pc_ring *r, unsigned want)
+{
+    static int told;
+    long spare = pc_limits_memory_spare(pc_limits_memory(pc_opt.test_limits_root));
+    size_t fit;
+
+    if (spare == PC_LIMIT_NONE)
+        return want;
+    fit = r->nalloc + (size_t)spare / r->chunk;
+    if (fit >= want)
+        return want;
+    r->retry_ns = pc_now_ns() + PC_STAGE_RETRY_NS;
+    pc_log_once(&told, PC_LOG_INFO, "staging ring: a memory limit (memory.max) leaves room for %zu of "
+                "%u chunks; copies beyond them go to the runtime", fit, r->nslot);
+    return (unsigned)fit;
+}
+
 /* Allocate slots up to want (the current device is the ring's).  The ring
- * grows only as large copies need it, and a failure (pinned memory short)
- * is retried at most once a second.  Returns the slots available. */
+ * grows only as large copies need it, and a failure (pinned memory short,
+ * or a memory limit near) is retried at most once a second.  Returns the
+ * slots available. */
 unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
 {
     static int warned;
@@ -67,6 +89,7 @@ unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
         want = r->nslot;
     if (r->nalloc >= want || (r->retry_ns && pc_now_ns() < r->retry_ns))
         return r->nalloc;
+    want = pc_ring_room(r, want);
     while (r->nalloc < want) {
         struct pc_slot *s = &r->slot[r->nalloc];
         cudaError_t err;

@@ -6,6 +6,7 @@
  * on the H200 host); the ring's DMA runs at 55.  So the copy threads, not the
  * DMA, set the staged bandwidth, and they must never be created per copy. */
 #include "config.h"
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -13,6 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "stage/stage_threads.h"
+#include "util/log.h"
+#include "util/options.h"
+#include "util/limits.h"
 
 #define PC_XFER_MAX_THREADS 64
 #define PC_XFER_AUTO_THREADS 16
@@ -254,12 +258,26 @@ unsigned pc_xfer_cpus(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
+/* At most the tasks a limit spares (util/limits.h), asked at each start: the
+ * program's threads and processes count against it as ours do. */
+static unsigned pc_threads_spared(unsigned n)
+{
+    long h = pc_limits_tasks(pc_opt.test_limits_root), spare = pc_limits_tasks_spare(h);
+
+    if (spare >= (long)n)
+        return n;
+    pc_info("a task limit (pids.max or RLIMIT_NPROC) leaves %ld more tasks: starting %ld of %u "
+            "threads, to leave the program the rest", h, spare, n);
+    return (unsigned)spare;
+}
+
 unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack)
 {
     pthread_attr_t attr;
     pthread_t t;
     sigset_t all, old;
     unsigned made = 0;
+    int saved = errno;
 
     /* Detached, so exit never waits for them; no signals, so the program's
      * handlers never run on a thread it did not create, but for those a
@@ -268,8 +286,10 @@ unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack)
      * (dirty tracking, a garbage collector): plainly it ran on the thread
      * inside the runtime's copy.  Blocked, such a fault would kill the
      * process, the kernel setting the handler back to the default. */
-    if (n == 0 || pthread_attr_init(&attr) != 0)
+    if (n == 0 || (n = pc_threads_spared(n)) == 0 || pthread_attr_init(&attr) != 0) {
+        errno = saved;
         return 0;
+    }
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, stack);
     sigfillset(&all);
@@ -280,10 +300,13 @@ unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack)
     sigdelset(&all, SIGTRAP);
     sigdelset(&all, SIGSYS);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    /* The first refusal (EAGAIN: a limit met after all) ends it, and its
+     * errno (glibc's clone leaves it) is not the program's. */
     while (made < n && pthread_create(&t, &attr, fn, NULL) == 0)
         made++;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
+    errno = saved;
     return made;
 }
 

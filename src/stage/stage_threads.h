@@ -49,7 +49,9 @@ void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsig
 unsigned pc_xfer_threads(long want, long linger_us);
 /* Start n detached threads running fn(NULL), every signal blocked in them
  * but those a fault raises (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
- * SIGSYS); the number started. */
+ * SIGSYS); the number started: fewer, down to none, where a task limit
+ * (pids.max, RLIMIT_NPROC) leaves little (util/limits.h), or where one
+ * refuses a thread.  errno is left as it was. */
 unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack);
 
 /* CPUs this process may run on. */
