@@ -1,6 +1,7 @@
 /* limits.c - what a container's limits leave the program (limits.h). */
 #include "config.h"
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 #include "util/limits.h"
 #include "util/fdsafe.h"
+#include "util/stats.h"
 
 /* pincache's threads never take the last PC_LIMITS_KEEP_TASKS tasks nor
  * more than half of those left.  A process within a few dozen tasks of its
@@ -284,15 +286,30 @@ static long pc_limits_memory_level(struct pc_limits_buf *b, size_t len, int v1)
     return max > cur ? max - cur : 0;
 }
 
+/* No limit found stays the answer for a second: without a container or a
+ * memory limit (the common case) a question costs a clock read instead of
+ * a dozen system calls (about 15 us) on every fast block's release; a
+ * limit, once seen, is read every time. */
+#define PC_LIMITS_NONE_TTL_NS 1000000000ull
+static uint64_t pc_limits_none_until;   /* atomic: pc_now_ns() until which "none" holds */
+
 long pc_limits_memory(const char *root)
 {
     int saved;
-    struct pc_limits_buf *b = pc_limits_begin(&root, &saved);
+    struct pc_limits_buf *b;
+    uint64_t now = pc_now_ns();
+    long v;
 
+    if (now < __atomic_load_n(&pc_limits_none_until, __ATOMIC_RELAXED))
+        return PC_LIMIT_NONE;
+    b = pc_limits_begin(&root, &saved);
     if (!b)
         return pc_limits_end(b, 0, saved);
-    return pc_limits_end(b, pc_limits_cgroups(b, root, "memory", "/sys/fs/cgroup/memory",
-                                              pc_limits_memory_level), saved);
+    v = pc_limits_end(b, pc_limits_cgroups(b, root, "memory", "/sys/fs/cgroup/memory",
+                                           pc_limits_memory_level), saved);
+    __atomic_store_n(&pc_limits_none_until, v == PC_LIMIT_NONE ? now + PC_LIMITS_NONE_TTL_NS : 0,
+                     __ATOMIC_RELAXED);
+    return v;
 }
 
 long pc_limits_memory_spare(long avail)

@@ -43,7 +43,8 @@ long pc_limits_tasks_spare(long headroom);
 /* Bytes the process's memory cgroups (v2, and v1's memory hierarchy) and
  * every ancestor in view leave before their limit: the least of the limit
  * less the charge, the page cache other than shared memory counted as free
- * (the kernel reclaims it first); PC_LIMIT_NONE when no limit is found. */
+ * (the kernel reclaims it first); PC_LIMIT_NONE when no limit is found
+ * (then for a second without reading again). */
 long pc_limits_memory(const char *root);
 
 /* Of the memory a limit leaves, the bytes pincache may pin for itself
