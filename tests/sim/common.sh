@@ -6,6 +6,10 @@
 #                                      with SIM_EXPECT_RACES=1 set, races are
 #                                      the point of the run and ThreadSanitizer
 #                                      is told not to report them
+#   shim_preload PROG                  the LD_PRELOAD value run_prog gives PROG
+#                                      under the shim (a sanitizer runtime it
+#                                      links first), for scripts that start it
+#                                      through another program
 #   tap_program LABEL plain|shim PROG ARGS...
 #                                      run a program that prints TAP and
 #                                      re-number its points into this script's
@@ -48,14 +52,16 @@ san_runtime() {
 	ldd "$1" 2>/dev/null | awk '$1 ~ /^lib(asan|tsan)\.so/ { print $3; exit }'
 }
 
+shim_preload() {
+	_rt=$(san_runtime "$1")
+	echo "${_rt:+$_rt }$PINCACHE_LIB${PINCACHE_PRELOAD_EXTRA:+ $PINCACHE_PRELOAD_EXTRA}"
+}
+
 run_prog() {
 	_mode=$1
 	shift
 	if [ "$_mode" = shim ]; then
-		_pre="$PINCACHE_LIB${PINCACHE_PRELOAD_EXTRA:+ $PINCACHE_PRELOAD_EXTRA}"
-		_rt=$(san_runtime "$1")
-		[ -n "$_rt" ] && _pre="$_rt $_pre"
-		set -- env LD_PRELOAD="$_pre" "$@"
+		set -- env LD_PRELOAD="$(shim_preload "$1")" "$@"
 	fi
 	if [ "${SIM_EXPECT_RACES:-0}" = 1 ]; then
 		set -- env TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_bugs=0" "$@"

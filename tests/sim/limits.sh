@@ -190,10 +190,7 @@ in_cg() {
 	_m=$3
 	shift 3
 	if [ "$_m" = shim ]; then
-		_pre=$PINCACHE_LIB
-		_rt=$(san_runtime "$1")
-		[ -n "$_rt" ] && _pre="$_rt $_pre"
-		set -- env LD_PRELOAD="$_pre" "$@"
+		set -- env LD_PRELOAD="$(shim_preload "$1")" "$@"
 	fi
 	# shellcheck disable=SC2016
 	go "$_n" plain sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$_c" "$@"

@@ -27,11 +27,8 @@ how() {
 		# shellcheck disable=SC2086
 		"$RUN" $_a -- env -u LD_PRELOAD "$@" "$Q" >"$SIM_TMP/$_n.how" 2>"$SIM_TMP/$_n.err"
 	else
-		_pre=$PINCACHE_LIB
-		_rt=$(san_runtime "$Q")
-		[ -n "$_rt" ] && _pre="$_rt $_pre"
 		# shellcheck disable=SC2086
-		"$RUN" $_a -- env LD_PRELOAD="$_pre" "$@" "$Q" >"$SIM_TMP/$_n.how" 2>"$SIM_TMP/$_n.err"
+		"$RUN" $_a -- env LD_PRELOAD="$(shim_preload "$Q")" "$@" "$Q" >"$SIM_TMP/$_n.how" 2>"$SIM_TMP/$_n.err"
 	fi
 	sed 's/^/# stderr: /' "$SIM_TMP/$_n.err" | grep -v '^# stderr: pincache\[[0-9]*\]:  ' | head -n 20
 }

@@ -63,8 +63,7 @@ no_file() {
 # shim_bg PROG ARGS...: PROG under the shim in the background, $! its own
 # pid (to be killed), its output thrown away
 shim_bg() {
-	_rt=$(san_runtime "$1")
-	env LD_PRELOAD="${_rt:+$_rt }$PINCACHE_LIB" "$@" >/dev/null 2>&1 &
+	env LD_PRELOAD="$(shim_preload "$1")" "$@" >/dev/null 2>&1 &
 }
 
 # min A B
