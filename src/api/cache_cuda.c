@@ -1,5 +1,7 @@
 /* cache_cuda.c - the CUDA back-end of the cache's pool (cache_cuda.h). */
 #include "config.h"
+#include <stdint.h>
+#include <time.h>
 #include "api/cache_cuda.h"
 #include "stage/fastalloc.h"
 #include "core/cache.h"
@@ -8,6 +10,8 @@
 #include "diag/diag.h"
 #include "real/real.h"
 #include "util/stats.h"
+#include "util/limits.h"
+#include "util/options.h"
 
 __thread struct pc_alloc_call *pc_tls_alloc __attribute__((tls_model("initial-exec")));
 
@@ -101,6 +105,50 @@ static int pc_ops_fence_poll(void *ctx, uint64_t seq) { return pc_fence_poll(seq
 static int pc_ops_device_idle(void *ctx) { return pc_fence_idle(); }
 static int pc_ops_fence_wait(void *ctx, uint64_t seq, uint64_t ns) { return pc_fence_wait(seq, ns); }
 
+/* How long a miss waits for the device to finish before it leaves the
+ * headroom's trim to the next free: a tenth of the cheapest real
+ * allocation (0.53 ms on the H200), and longer than the short copies a
+ * variable-size workload queues between allocations. */
+#define PC_QUIET_WAIT_NS 50000u
+static int pc_ops_device_quiet(void *ctx) { return pc_fence_quiet(PC_QUIET_WAIT_NS); }
+
+/* Idle blocks near a memory limit (util/limits.h).  Plainly a free gives
+ * its memory back; cached, it stays charged, and the program's next
+ * allocation of its own (a page fault) could meet the OOM killer where
+ * plainly it fitted.  So the cache keeps idle bytes only within what
+ * pincache may take of what the limit would leave plainly (what it leaves
+ * now, plus the idle bytes): the rest goes, at the next free, or at a
+ * miss with the device quiet.  The limits are read at most every
+ * PC_MEM_CHECK_NS (about 15 us a read where one exists), so a free asks a
+ * coarse clock and nothing more in between; a program that grows its own
+ * memory by more than the spare in less than that, with no free between,
+ * is not seen in time. */
+#define PC_MEM_CHECK_NS 100000000ull
+static uint64_t pc_mem_next_ns;        /* atomic: the coarse clock's time of the next read */
+static long pc_mem_plain_left = PC_LIMIT_NONE;   /* atomic: what the limit would leave plainly */
+
+static size_t pc_ops_mem_allow(void *ctx, size_t cached)
+{
+    struct timespec ts;
+    uint64_t now, next = __atomic_load_n(&pc_mem_next_ns, __ATOMIC_RELAXED);
+    long left, spare;
+
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (now >= next && __atomic_compare_exchange_n(&pc_mem_next_ns, &next, now + PC_MEM_CHECK_NS, 0,
+                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        left = pc_limits_memory(pc_opt.test_limits_root);
+        if (left != PC_LIMIT_NONE)
+            left = (size_t)left > (size_t)LONG_MAX - cached ? LONG_MAX - 1 : left + (long)cached;
+        __atomic_store_n(&pc_mem_plain_left, left, __ATOMIC_RELAXED);
+    }
+    left = __atomic_load_n(&pc_mem_plain_left, __ATOMIC_RELAXED);
+    if (left == PC_LIMIT_NONE)
+        return SIZE_MAX;
+    spare = pc_limits_memory_spare(left);
+    return spare > 0 ? (size_t)spare : 0;
+}
+
 const struct pc_pool_ops pc_cache_cuda_ops = {
     .alloc = pc_ops_alloc,
     .release = pc_ops_release,
@@ -108,5 +156,7 @@ const struct pc_pool_ops pc_cache_cuda_ops = {
     .fence_poll = pc_ops_fence_poll,
     .device_idle = pc_ops_device_idle,
     .fence_wait = pc_ops_fence_wait,
+    .device_quiet = pc_ops_device_quiet,
+    .mem_allow = pc_ops_mem_allow,
     .oom_error = cudaErrorMemoryAllocation,
 };

@@ -392,6 +392,16 @@ int pc_fence_idle(void)
     return pc_fence_poll(last);
 }
 
+int pc_fence_quiet(uint64_t wait_ns)
+{
+    uint64_t seq;
+    int busy;
+
+    if (pc_fence_record(&seq, &busy) != 0)
+        return 0;
+    return seq == 0 || pc_fence_wait(seq, wait_ns);
+}
+
 static int pc_query_busy(void *s)
 {
     return O->stream_query(s) == PC_FQ_PENDING;

@@ -54,6 +54,10 @@ int pc_fence_poll(uint64_t seq);
 int pc_fence_wait(uint64_t seq, uint64_t timeout_ns);
 /* Every fence recorded so far complete? */
 int pc_fence_idle(void);
+/* Has every piece of device work queued so far completed?  A fence over
+ * everything, waited for up to wait_ns; 0 when none can be had (a capture,
+ * a broken context).  Before a release, which waits for all device work. */
+int pc_fence_quiet(uint64_t wait_ns);
 /* Is GPU work in flight right now?  Stream and event queries only: no
  * fence, no event recorded (sync attribution). */
 int pc_fence_busy_now(void);

@@ -161,23 +161,46 @@ static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, si
     return NULL;
 }
 
+enum pc_trim_why { PC_TRIM_HEADROOM, PC_TRIM_CAP, PC_TRIM_MEMORY };
+static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why);
+
+/* Idle bytes a memory limit lets the cache keep (no lock held). */
+static size_t pc_mem_allow(struct pc_pool *p, size_t cached)
+{
+    return p->ops->mem_allow && cached ? p->ops->mem_allow(p->ctx, cached) : SIZE_MAX;
+}
+
 static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned key, size_t req, void **out)
 {
     struct pc_block *b;
     void *ptr = NULL;
     uint64_t t0;
-    size_t limit, excess = 0;
+    size_t limit, excess = 0, cached, target, allow;
 
-    /* Keep what the cache holds near what the program asks for: release
-     * idle blocks before adding a real one beyond the headroom. */
+    /* Keep what the cache holds near what the program asks for, and within
+     * what a memory limit allows: release idle blocks before adding a real
+     * one, if the device is quiet; if not, the next free does. */
     pthread_mutex_lock(&p->lock);
     limit = pc_hold_limit(p, size, req);
     if (p->held + size > limit)
         excess = p->held + size - limit;
-    limit = p->cached > excess ? p->cached - excess : 0;
+    cached = p->cached;
     pthread_mutex_unlock(&p->lock);
-    if (excess)
-        pc_pool_trim(p, limit);
+    target = cached > excess ? cached - excess : 0;
+    allow = pc_mem_allow(p, cached);
+    if ((excess || allow < cached) && p->ops->device_quiet(p->ctx)) {
+        if (allow < target)
+            pc_trim(p, allow, PC_TRIM_MEMORY);
+        else
+            pc_trim(p, target, PC_TRIM_HEADROOM);
+    } else if (excess) {
+        size_t was = __atomic_load_n(&p->trim_owed, __ATOMIC_RELAXED);
+
+        while (was < size && !__atomic_compare_exchange_n(&p->trim_owed, &was, size, 0, __ATOMIC_RELAXED,
+                                                          __ATOMIC_RELAXED))
+            ;
+        PC_STAT_INC(trim_deferred);
+    }
 
     t0 = pc_now_ns();
     int err = p->ops->alloc(p->ctx, size, key, &ptr);
@@ -350,8 +373,8 @@ int pc_pool_forget(struct pc_pool *p, void *ptr)
     return 0;
 }
 
-/* for_cap: the cap made us release (the report's advice tells the reasons apart). */
-static void pc_trim(struct pc_pool *p, size_t target, int for_cap)
+/* Why a trim releases (the report's advice tells the reasons apart). */
+static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why)
 {
     struct pc_block *victims = NULL, *b;
 
@@ -372,9 +395,12 @@ static void pc_trim(struct pc_pool *p, size_t target, int for_cap)
         p->ops->release(p->ctx, b->ptr, b->size);
         PC_STAT_INC(trim_blocks);
         PC_STAT_ADD(real_free_bytes, b->size);
-        if (for_cap) {
+        if (why == PC_TRIM_CAP) {
             PC_STAT_INC(trim_cap_blocks);
             PC_STAT_ADD(trim_cap_bytes, b->size);
+        } else if (why == PC_TRIM_MEMORY) {
+            PC_STAT_INC(trim_mem_blocks);
+            PC_STAT_ADD(trim_mem_bytes, b->size);
         }
         pthread_mutex_lock(&p->lock);
         p->releasing -= b->size;
@@ -386,18 +412,43 @@ static void pc_trim(struct pc_pool *p, size_t target, int for_cap)
 
 void pc_pool_trim(struct pc_pool *p, size_t target)
 {
-    pc_trim(p, target, 0);
+    pc_trim(p, target, PC_TRIM_HEADROOM);
+}
+
+/* The headroom's trim a miss left (pc_real_alloc): down to what a request
+ * of nothing would be allowed, with the headroom a block of the largest
+ * size owed (a double buffer of it stays). */
+static void pc_pay_owed_trim(struct pc_pool *p)
+{
+    size_t limit, target;
+
+    pthread_mutex_lock(&p->lock);
+    limit = pc_hold_limit(p, __atomic_exchange_n(&p->trim_owed, 0, __ATOMIC_RELAXED), 0);
+    if (p->held > limit)
+        target = p->cached > p->held - limit ? p->cached - (p->held - limit) : 0;
+    else
+        target = p->cached;
+    pthread_mutex_unlock(&p->lock);
+    if (target < __atomic_load_n(&p->cached, __ATOMIC_RELAXED))
+        pc_pool_trim(p, target);
 }
 
 void pc_pool_enforce_cap(struct pc_pool *p)
 {
-    size_t cached = __atomic_load_n(&p->cached, __ATOMIC_RELAXED);   /* no lock: called after every free */
+    size_t cached, allow;
 
+    if (__atomic_load_n(&p->trim_owed, __ATOMIC_RELAXED))
+        pc_pay_owed_trim(p);
+    cached = __atomic_load_n(&p->cached, __ATOMIC_RELAXED);   /* no lock: called after every free */
+    if (cached > (allow = pc_mem_allow(p, cached))) {
+        pc_trim(p, allow, PC_TRIM_MEMORY);
+        cached = __atomic_load_n(&p->cached, __ATOMIC_RELAXED);
+    }
     if (cached <= p->max_cached)
         return;
     if (cached <= p->max_cached + p->max_cached / 8 && !p->ops->device_idle(p->ctx))
         return;
-    pc_trim(p, p->max_cached, 1);
+    pc_trim(p, p->max_cached, PC_TRIM_CAP);
 }
 
 void pc_pool_drop_home(struct pc_pool *p, unsigned home)

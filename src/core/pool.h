@@ -41,6 +41,14 @@ struct pc_pool_ops {
     int (*device_idle)(void *ctx);
     /* Wait up to timeout_ns for a fence; 1 when it completed. */
     int (*fence_wait)(void *ctx, uint64_t seq, uint64_t timeout_ns);
+    /* Has all device work queued so far completed (waiting a moment at
+     * most)?  A release waits for all device work, as cudaFreeHost does,
+     * and an allocation must not wait where the runtime's does not (may
+     * call CUDA). */
+    int (*device_quiet)(void *ctx);
+    /* Of the idle bytes the cache holds (cached), those a memory limit lets
+     * it keep (SIZE_MAX: no limit); NULL: no limits.  No CUDA. */
+    size_t (*mem_allow)(void *ctx, size_t cached);
     int oom_error;                   /* the runtime's code for out of memory */
 };
 
@@ -62,6 +70,7 @@ struct pc_pool {
     size_t held;                     /* real bytes owned, live or idle */
     size_t releasing;                /* bytes a trim took out, still being released */
     size_t req_live, req_peak;       /* bytes the program asked for: now, and at most */
+    size_t trim_owed;                /* atomic: the largest block whose miss left the headroom's trim to the next free */
     unsigned headroom_pct;           /* read-only after init */
     struct pc_block *dropped;        /* blocks forgotten by pc_pool_drop_home */
     /* Cost model of a real allocation, ns = fixed + per_mib * MiB, kept as
@@ -73,7 +82,9 @@ struct pc_pool {
 /* headroom_pct: when a new real block is needed and the cache would then
  * hold more than the peak requested bytes plus headroom_pct% of them (at
  * least 32 MiB more), idle blocks are released first, least recently freed
- * first. */
+ * first: at once when the device is quiet, else by the next free (a real
+ * cudaHostAlloc does not wait for the device, a release does: a kernel
+ * waiting for the host to go on after the allocation would hang). */
 void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached,
                   unsigned headroom_pct);
 
@@ -103,9 +114,12 @@ enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence);
  * it to the real cudaFreeHost).  Returns 0, or -1 when ptr is not a live block. */
 int pc_pool_forget(struct pc_pool *p, void *ptr);
 
-/* After a free: enforce the cap.  Prefers moments when the device is idle,
- * because a real cudaFreeHost waits for the device and stalls every thread;
- * trims regardless once the idle bytes exceed the cap by 1/8. */
+/* After a free (whose real call waits for the device): enforce the cap,
+ * what a memory limit allows (ops->mem_allow), and the headroom a miss left
+ * to it.  Prefers moments when the device is
+ * idle for the cap, because a real cudaFreeHost waits for the device and
+ * stalls every thread; trims regardless once the idle bytes exceed the cap
+ * by 1/8. */
 void pc_pool_enforce_cap(struct pc_pool *p);
 
 /* Forget every block of that home, live or idle, without releasing it: the

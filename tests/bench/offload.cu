@@ -88,6 +88,7 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(dsrc_tab, dsrc.data(), n * sizeof(void *), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(ddst_tab, ddst.data(), n * sizeof(void *), cudaMemcpyHostToDevice));
     CK(cudaMemset(acc, 0, n * sizeof *acc));
+    CK(cudaDeviceSynchronize());   /* the legacy stream's memset before s's kernels add to acc */
 
     struct cudaMemcpyAttributes a[2];
     memset(a, 0, sizeof a);

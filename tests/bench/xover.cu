@@ -109,6 +109,11 @@ int main(int argc, char **argv)
     CK(cudaSetDevice(0));
     CK(cudaMalloc((void **)&g_dev, maxn));
     CK(cudaMemset(g_dev, 7, maxn));
+    /* The memset runs on the legacy stream, which the copies' non-blocking
+     * stream does not wait for: done before the first copy, or a late
+     * memset overwrites what it put there (the simulated device under
+     * load, once: a plain run's checksum differed). */
+    CK(cudaDeviceSynchronize());
     CK(cudaStreamCreateWithFlags(&g_s, cudaStreamNonBlocking));
     unsigned char *warm = (unsigned char *)malloc(maxn);
     if (!warm)

@@ -3,6 +3,7 @@
  * concurrent use.  No CUDA: the pool's operations are faked here. */
 #include "config.h"
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/pool.h"
@@ -21,6 +22,8 @@ static struct {
     unsigned allocs, releases;
     uint64_t done;               /* fences <= done are complete */
     int idle;
+    int quiet;                   /* 0: a release now would wait for the device */
+    size_t allow;                /* idle bytes a memory limit lets the cache keep */
     void *released[64];          /* order of releases */
 } fake = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -52,6 +55,8 @@ static void fake_release(void *ctx, void *p, size_t size)
 static int fake_known(void *ctx, uint64_t seq) { return seq <= __atomic_load_n(&fake.done, __ATOMIC_ACQUIRE); }
 static int fake_poll(void *ctx, uint64_t seq) { return fake_known(ctx, seq); }
 static int fake_idle(void *ctx) { return fake.idle; }
+static int fake_quiet(void *ctx) { return fake.quiet; }
+static size_t fake_allow(void *ctx, size_t cached) { return fake.allow; }
 static uint64_t fake_waited;
 static int fake_wait(void *ctx, uint64_t seq, uint64_t ns)
 {
@@ -61,7 +66,8 @@ static int fake_wait(void *ctx, uint64_t seq, uint64_t ns)
 
 static const struct pc_pool_ops fake_ops = {
     .alloc = fake_alloc, .release = fake_release, .fence_known = fake_known,
-    .fence_poll = fake_poll, .device_idle = fake_idle, .fence_wait = fake_wait, .oom_error = 2,
+    .fence_poll = fake_poll, .device_idle = fake_idle, .fence_wait = fake_wait,
+    .device_quiet = fake_quiet, .mem_allow = fake_allow, .oom_error = 2,
 };
 
 static void fake_reset(struct pc_pool *p, size_t cap)
@@ -70,6 +76,8 @@ static void fake_reset(struct pc_pool *p, size_t cap)
     fake.allocs = fake.releases = 0;
     fake.done = 0;
     fake.idle = 1;
+    fake.quiet = 1;
+    fake.allow = SIZE_MAX;
     pc_pool_init(p, &fake_ops, NULL, cap, 100000);   /* headroom out of the way */
 }
 
@@ -290,6 +298,80 @@ static void test_headroom(void)
     ok(fake.releases > 0, "idle blocks of unused sizes were released");
 }
 
+/* A miss beyond the headroom while the device is busy releases nothing (a
+ * release waits for the device, the real allocation would not: a kernel
+ * waiting for the host to go on after it would hang); the next free,
+ * whose real call waits anyway, trims instead. */
+static void test_headroom_waits_for_quiet(void)
+{
+    struct pc_pool p;
+    const size_t M = (size_t)1 << 20;
+    int hit;
+
+    fake_reset(&p, (size_t)1 << 40);
+    pc_pool_init(&p, &fake_ops, NULL, (size_t)1 << 40, 15);
+    pc_stats_reset();
+    pc_pool_free(&p, xalloc(&p, 64 * M, 0, &hit), 0);
+    pc_pool_free(&p, xalloc(&p, 48 * M, 0, &hit), 0);
+    is_int((long)fake.releases, 0, "64 and 48 MiB idle: within the headroom");
+    fake.quiet = 0;
+    void *c = xalloc(&p, 40 * M, 0, &hit);
+    ok(c && !hit && fake.releases == 0, "busy device: a 40 MiB miss beyond the headroom releases nothing");
+    is_int((long)PC_STAT_GET(trim_deferred), 1, "... and leaves the trim to the next free (trim_deferred)");
+    pc_pool_free(&p, c, 0);
+    pc_pool_enforce_cap(&p);
+    is_int((long)fake.releases, 1, "the next free trims one idle block");
+    ok(fake.released[0] != c, "... the least recently freed, not the block just freed");
+    ok(fake.live <= 64 * M + 40 * M, "... back within the headroom (%zu MiB held)", fake.live / M);
+    pc_pool_free(&p, xalloc(&p, 40 * M, 0, &hit), 0);
+    pc_pool_enforce_cap(&p);
+    is_int((long)fake.releases, 1, "nothing owed any more: the free after it releases nothing");
+    fake.quiet = 1;
+    pc_pool_free(&p, xalloc(&p, 56 * M, 0, &hit), 0);
+    ok(fake.releases == 2 && PC_STAT_GET(trim_deferred) == 1, "quiet device: the miss trims at once");
+}
+
+/* Near a memory limit idle blocks go: at a free, and at a miss while the
+ * device is quiet; never the program's live blocks. */
+static void test_memory_limit(void)
+{
+    struct pc_pool p;
+    const size_t M = (size_t)1 << 20;
+    void *v[4];
+    int hit;
+
+    fake_reset(&p, (size_t)1 << 40);
+    pc_stats_reset();
+    for (int i = 0; i < 4; i++)
+        v[i] = xalloc(&p, 8 * M, 0, &hit);
+    fake.allow = 10 * M;
+    for (int i = 0; i < 3; i++) {
+        pc_pool_free(&p, v[i], 0);
+        pc_pool_enforce_cap(&p);
+    }
+    is_int((long)fake.releases, 2, "10 MiB allowed: of three idle 8 MiB blocks, two released by the frees");
+    ok(fake.released[0] == v[0] && fake.released[1] == v[1], "... the least recently freed");
+    ok(PC_STAT_GET(trim_mem_blocks) == 2 && PC_STAT_GET(trim_mem_bytes) == 16 * M && PC_STAT_GET(trim_cap_blocks) == 0,
+       "... counted as the memory limit's");
+    is_int((long)fake.live, 16 * M, "the live block and one idle block stay");
+    fake.allow = 0;
+    fake.quiet = 0;
+    void *w = xalloc(&p, 4 * M, 0, &hit);
+    ok(w && !hit && fake.releases == 2, "nothing allowed, device busy: a miss releases nothing");
+    fake.quiet = 1;
+    void *x = xalloc(&p, 2 * M, 0, &hit);
+    ok(x && !hit && fake.releases == 3, "device quiet: the next miss releases the idle block");
+    pc_pool_free(&p, w, 0);
+    pc_pool_enforce_cap(&p);
+    ok(fake.releases == 4 && fake.released[3] == w, "a free with nothing allowed releases the block at once");
+    is_int((long)fake.live, 10 * M, "only the live blocks stay (8 + 2 MiB)");
+    fake.allow = SIZE_MAX;
+    pc_pool_free(&p, x, 0);
+    pc_pool_enforce_cap(&p);
+    is_int((long)fake.releases, 4, "no limit: the free keeps its block");
+    pc_pool_free(&p, v[3], 0);
+}
+
 struct churn_arg { struct pc_pool *p; unsigned seed; int bad; };
 
 static void *churn(void *argp)
@@ -379,6 +461,8 @@ int main(void)
     test_cap_prefers_idle_device();
     test_oom_trims_and_retries();
     test_headroom();
+    test_headroom_waits_for_quiet();
+    test_memory_limit();
     test_wait_without_room();
     test_threads();
     test_homes();
