@@ -33,7 +33,7 @@
 #define MiB ((size_t)1 << 20)
 #define SPIN_MS 10000.0
 
-static volatile int *flag;
+static int *flag;           /* in mapped pinned memory; atomic */
 static int gave_up;
 static cudaStream_t ks, other;
 
@@ -42,28 +42,28 @@ static void spin(void *arg)
 	double t0 = simtest_now_ms();
 
 	(void)arg;
-	while (!*flag)
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
 		if (simtest_now_ms() - t0 > SPIN_MS) {
-			gave_up = 1;
+			__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
 			return;
 		}
-		else
-			usleep(50);
+		usleep(50);
+	}
 }
 
 static void spin_start(void)
 {
-	*flag = 0;
-	gave_up = 0;
+	__atomic_store_n(flag, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&gave_up, 0, __ATOMIC_RELEASE);
 	simLaunch(ks, spin, NULL, 0);
 }
 
 /* 0 when the kernel was still waiting for the flag: nothing waited for it. */
 static int spin_end(void)
 {
-	*flag = 1;
+	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
 	cudaStreamSynchronize(ks);
-	return gave_up;
+	return __atomic_load_n(&gave_up, __ATOMIC_ACQUIRE);
 }
 
 static void *must_alloc(size_t n)
