@@ -71,7 +71,7 @@ echo "# shim: $lib"
 
 # ---- build (in parallel)
 progs=(gpu_integrity gpu_integrity_ptds gpu_errors gpu_fence_facts gpu_stall gpu_capture gpu_sticky gpu_order gpu_ctx
-       gpu_busy gpu_attrib gpu_batch)
+       gpu_busy gpu_attrib gpu_batch gpu_nohang)
 declare -A built=()
 pids=()
 for p in "${progs[@]}"; do
@@ -285,6 +285,11 @@ for mode in plain shim; do
 done
 for mode in plain shim; do
     checks gpu_stall "$mode"
+done
+# no new hangs: allocations and copies that plainly do not wait for a kernel
+# waiting for the host do not wait under the shim (gpu_nohang.cu)
+for mode in plain shim; do
+    checks gpu_nohang "$mode"
 done
 # pageable-copy ordering (pincache(7) PAGEABLE COPIES): the runtime's rows
 # plainly, the same bytes under the shim
