@@ -39,7 +39,7 @@
 #define MIB (1ull << 20)
 #define KERNEL_US 40000          /* long enough that "busy at entry" is never a race */
 #define WAITED_NS 10000000ull    /* a call that took this long waited for the kernel */
-#define SYNC_WAITED_NS 5000ull   /* pincache's rule (diag.c, PC_SYNC_WAITED_NS) */
+#define SYNC_WAITED_NS 100000ull /* pincache's rule (diag.c, PC_SYNC_WAITED_NS) */
 #define SHORT_US 2500            /* syncwait's kernel */
 #define SHORT_STALL_NS 2000000ull   /* ... each sync that waited for it stalled at least this long */
 
