@@ -91,9 +91,9 @@
  * options on the same node. */
 struct pc_node_budget {
     unsigned alone;    /* copy threads this process uses alone (PINCACHE_STAGE_THREADS, or
-                          half the CPUs it may run on, 2 to 8) */
+                          min(16, the CPUs it may run on)) */
     unsigned gpu;      /* copy threads the ranks of one GPU share (PINCACHE_STAGE_THREADS, or
-                          half the node's CPUs, 2 to 8) */
+                          min(16, the node's CPUs)) */
     unsigned cpus;     /* copy threads all the node's ranks share (its CPUs, at least gpu) */
     unsigned chunks;   /* ring chunks the ranks of one GPU share (PINCACHE_STAGE_RING / CHUNK) */
 };

@@ -219,26 +219,6 @@ static size_t pc_piece_size(size_t n, size_t chunk)
     return piece < chunk ? piece : chunk;
 }
 
-/* Copy threads for one copy: to the device, one per 512K of it (at least
- * the caller), within the share.  Every thread that reads the program's
- * buffer makes its munmap dearer (a TLB shoot-down on that CPU), and a
- * program that frees a large buffer after each copy (malloc gives it its
- * own mapping) pays for them all: on the H200 (run 63) a 1 MiB H2D copy
- * from a buffer mapped and unmapped around it took 0.090 ms with the
- * caller alone, 0.104 with 2 threads, 0.115 with 4 and 0.157 with 16
- * (plainly 0.100), while from a reused buffer 2 threads took 0.051 and 16
- * 0.048.  From the device, the threads fault the destination's pages in
- * and each one helps (1 MiB into fresh pages: 0.33 ms with 2, 0.19 with 8). */
-#define PC_H2D_BYTES_PER_THREAD ((size_t)512 << 10)
-static unsigned pc_copy_threads(const struct pc_plan *p, unsigned share)
-{
-    size_t n = p->n / PC_H2D_BYTES_PER_THREAD;
-
-    if (!p->h2d || n >= share)
-        return share;
-    return n < 1 ? 1 : (unsigned)n;
-}
-
 /* The transfer of the copy under way (pc_rings.lock): static, as pool
  * threads may still read it after the copy returns (pc_xfer_end). */
 static struct pc_xfer pc_copy_xfer;
@@ -257,7 +237,6 @@ int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *e
     if (!r || r->broken)
         return 0;
     pc_share_copy(p->devno, &threads, &chunks);
-    threads = pc_copy_threads(p, threads);
     if (!chunks || chunks > r->nslot)
         chunks = r->nslot;
     piece = pc_piece_size(p->n, r->chunk);

@@ -20,20 +20,7 @@
 #include "util/options.h"
 #include "util/stats.h"
 
-/* By default half the CPUs (at least 2 of 2 or more), at most 8.  On the H200's host (16 CPUs), 8
- * copy threads staged as fast as 16 at every size from 256K to 256M, both
- * ways, warm or fresh (run 63: 256M H2D 5.4 ms against 5.7, 1M D2H into
- * fresh pages 0.19 against 0.21), and 16 made the program's own munmap of
- * a buffer they had read dearer (1M H2D from fresh pages 0.157 ms against
- * 0.103, the 1 MB pageable churn 0.098-0.100 ms per batch against
- * 0.075-0.079): every CPU running a copy thread takes the TLB shoot-down. */
-#define PC_SHARE_AUTO_THREADS 8
-static unsigned pc_share_auto(unsigned cpus)
-{
-    unsigned n = cpus / 2, least = cpus < 2 ? 1 : 2;   /* the caller and one more, where there are two CPUs */
-
-    return n < least ? least : n > PC_SHARE_AUTO_THREADS ? PC_SHARE_AUTO_THREADS : n;
-}
+#define PC_SHARE_AUTO_THREADS 16     /* stage_threads.c's own default cap */
 
 /* Guarded by the staging lock (pc_rings.lock), but for the fork child's
  * reset (single-threaded) and exit (leave only). */
@@ -71,8 +58,8 @@ static unsigned pc_share_alone(long *procs)
     *procs = pc_env_local_procs();
     if (pc_opt.stage_threads > 0)
         return (unsigned)pc_opt.stage_threads;
-    n = (long)pc_share_auto(pc_xfer_cpus()) / (*procs > 1 ? *procs : 1);
-    return n < 1 ? 1 : (unsigned)n;
+    n = (long)pc_xfer_cpus() / (*procs > 1 ? *procs : 1);
+    return n < 1 ? 1 : n > PC_SHARE_AUTO_THREADS ? PC_SHARE_AUTO_THREADS : (unsigned)n;
 }
 
 /* Take a share: start or grow the pool to it. */
@@ -121,9 +108,9 @@ static void pc_share_decide(void)
         cpus = pc_share_node_cpus();
         S.joined = 1;
         S.budget.alone = pc_opt.stage_threads > 0 ? (unsigned)pc_opt.stage_threads
-                                                  : pc_share_auto(pc_xfer_cpus());
+                                                  : pc_share_min(pc_xfer_cpus(), PC_SHARE_AUTO_THREADS);
         S.budget.gpu = pc_opt.stage_threads > 0 ? (unsigned)pc_opt.stage_threads
-                                                : pc_share_auto(cpus);
+                                                : pc_share_min(cpus, PC_SHARE_AUTO_THREADS);
         S.budget.cpus = cpus > S.budget.gpu ? cpus : S.budget.gpu;
         S.budget.chunks = (unsigned)(pc_opt.stage_ring / pc_opt.stage_chunk);
         return;              /* the share: at the first count, right after (pc_share_tick) */

@@ -52,22 +52,21 @@ PINCACHE_STAGE_THREADS=1
 tap_program "one thread" shim "$ST" -e staged -m 64K -M $SMALL integrity overwrite d2h order
 unset PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK PINCACHE_STAGE_MIN PINCACHE_STAGE_THREADS
 
-# Copy threads per process without the node's share: half the CPUs (2 to
-# 8; 1 of 1), or that shared by the processes a launcher says run on this
-# node (LOCAL_WORLD_SIZE, torchrun's).  With it (the default), a process
-# staging alone has all of it whatever the launcher says
-# (tests/stage/node.sh has the rest).
+# Copy threads per process without the node's share: min(16, CPUs), or the
+# CPUs shared by the processes a launcher says run on this node
+# (LOCAL_WORLD_SIZE, torchrun's).  With it (the default), a process staging
+# alone has min(16, CPUs) whatever the launcher says (tests/stage/node.sh
+# has the rest).
 cpus=$(nproc 2>/dev/null || echo 1)
-auto=$((cpus / 2)); [ "$auto" -lt 2 ] && auto=2; [ "$auto" -gt 8 ] && auto=8; [ "$cpus" -lt 2 ] && auto=1
 for procs in 1 2; do
-	want=$((auto / procs)); [ "$want" -lt 1 ] && want=1
+	want=$((cpus / procs)); [ "$want" -lt 1 ] && want=1; [ "$want" -gt 16 ] && want=16
 	PINCACHE_NODE_SHARE=off PINCACHE_LOG=info LOCAL_WORLD_SIZE=$procs run_prog shim "$ST" -e staged -m 512K \
 		-M 1M order >/dev/null 2>"$SIM_TMP/threads.err"
 	got=$(sed -n 's/.*staging with \([0-9]*\) copy threads.*/\1/p' "$SIM_TMP/threads.err" | head -n 1)
 	[ "$got" = "$want" ]
 	tap_check $? "share off, LOCAL_WORLD_SIZE=$procs on $cpus CPUs: $want copy threads (log says ${got:-nothing})"
 done
-want=$auto
+want=$((cpus > 16 ? 16 : cpus))
 PINCACHE_LOG=info LOCAL_WORLD_SIZE=2 run_prog shim "$ST" -e staged -m 512K -M 1M order >/dev/null 2>"$SIM_TMP/threads.err"
 got=$(sed -n 's/.*node share: \([0-9]*\) copy threads.*/\1/p' "$SIM_TMP/threads.err" | head -n 1)
 [ "$got" = "$want" ]
