@@ -86,6 +86,12 @@ void pc_report_hints(struct pc_emitter *e, const struct pc_report *r)
                      pc_hu(&a, PC_EMIT_COUNT, st->trim_cap_blocks),
                      pc_hu(&b, PC_EMIT_BYTES, st->trim_cap_bytes), size);
     }
+    if (!r->observe && st->trim_mem_blocks && n++ < PC_REPORT_MAX_HINTS)
+        pc_emit_line(e, "a memory limit (cgroup memory.max) came near: the cache released %s idle "
+                        "blocks (%s) early, to leave the program room; with that much more room "
+                        "under the limit it would have kept them",
+                     pc_hu(&a, PC_EMIT_COUNT, st->trim_mem_blocks),
+                     pc_hu(&b, PC_EMIT_BYTES, st->trim_mem_bytes));
     int fork_hint = st->forks_registered &&
                     st->fork_registered_bytes >= st->forks_registered * PC_HINT_FORK_MIN;
     if (fork_hint && n++ < PC_REPORT_MAX_HINTS) {

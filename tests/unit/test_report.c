@@ -141,6 +141,9 @@ static void fill_stats(struct pc_stats *s, int observe)
         if (d->peak_name)
             *(int64_t *)((char *)s + d->peak_offset) = 1000 + 13 * i;
     }
+    /* A memory limit's trims have their own hint (test_hints). */
+    s->trim_mem_blocks = 0;
+    s->trim_mem_bytes = 0;
     if (observe) {
         s->alloc_calls = 500;
         s->alloc_bytes = 2000ull << 20;
@@ -412,6 +415,16 @@ static void test_recommendations(void)
     write_report(path, PC_REPORT_TEXT, 0, &in, &st, NULL, "h");
     slurp(path, buf, sizeof buf);
     ok(!strstr(buf, "recommendation"), "no trimming, no failures: no recommendation");
+
+    st.trim_mem_blocks = 3;
+    st.trim_mem_bytes = 96ull << 20;
+    write_report(path, PC_REPORT_TEXT, 0, &in, &st, NULL, "h");
+    slurp(path, buf, sizeof buf);
+    ok(strstr(buf, "recommendation: a memory limit (cgroup memory.max) came near: the cache released 3 idle "
+                   "blocks (96.0 MiB) early") != NULL,
+       "idle blocks released near a memory limit: said, with their count and bytes");
+    st.trim_mem_blocks = 0;
+    st.trim_mem_bytes = 0;
 
     /* Releases made by the headroom (staying near what the program holds)
      * are by design: the cap was not what released them. */
