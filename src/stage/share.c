@@ -3,7 +3,8 @@
  * Without the node's share (PINCACHE_NODE_SHARE=off, or no file to be had:
  * node.h), a process uses what it always did: PINCACHE_STAGE_THREADS, or
  * min(16, its CPUs), divided among the processes a launcher says run on the
- * node (LOCAL_WORLD_SIZE, ...), and its whole ring.  With it, that budget is
+ * node (LOCAL_WORLD_SIZE, ...), at most 8 (PC_SHARE_PROC_CAP), and its whole
+ * ring.  With it, that budget is
  * the node's, and each copy takes its share as node.c counts the ranks: the
  * launcher's count is not needed (the file counts the ranks that stage, on
  * which GPU).  The pool of copy threads grows to the largest share seen and
@@ -38,7 +39,7 @@ static struct {
 
 static unsigned pc_share_node_cpus(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = pc_opt.test_cpus > 0 ? pc_opt.test_cpus : sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
 }
 
@@ -62,9 +63,22 @@ static unsigned pc_share_alone(long *procs)
     return n < 1 ? 1 : n > PC_SHARE_AUTO_THREADS ? PC_SHARE_AUTO_THREADS : (unsigned)n;
 }
 
+/* One process's copy threads, unless PINCACHE_STAGE_THREADS says: at most
+ * 8 of the budget.  On the H200's host (16 CPUs) one process staged as
+ * fast with 8 as with 16 at every size from 256K to 256M, both ways, from
+ * warm and from fresh buffers, and the 1 MB pageable churn was cheaper
+ * (0.075-0.079 ms per batch against 0.098-0.100, plainly 0.071-0.078):
+ * every CPU that ran one of the process's threads takes part in the
+ * TLB shoot-down of the program's next munmap (runs 64-65, docs/runs.md).
+ * Processes that share a GPU's budget of 16 keep their shares (four: 4
+ * each, run 63). */
+#define PC_SHARE_PROC_CAP 8
+
 /* Take a share: start or grow the pool to it. */
 static void pc_share_set(unsigned threads, unsigned chunks)
 {
+    if (pc_opt.stage_threads == 0 && threads > PC_SHARE_PROC_CAP)
+        threads = PC_SHARE_PROC_CAP;
     unsigned pool = pc_xfer_threads((long)threads, pc_opt.stage_linger);
 
     S.threads = pc_share_min(threads, pool);

@@ -252,6 +252,8 @@ unsigned pc_xfer_cpus(void)
     cpu_set_t set;
     long n;
 
+    if (pc_opt.test_cpus > 0)
+        return (unsigned)pc_opt.test_cpus;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return (unsigned)CPU_COUNT(&set);
     n = sysconf(_SC_NPROCESSORS_ONLN);

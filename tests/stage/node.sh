@@ -273,7 +273,7 @@ same_as_plain "$SIM_TMP/off.out" "g: off"
 check_stat "$SIM_TMP/off.json" node_threads_peak -eq 0 "g: off: no share"
 check_stat "$SIM_TMP/off.json" node_unavailable -eq 0 "g: off: no file looked for"
 unset PINCACHE_STAGE_THREADS
-want=$((cpus / 2)); [ "$want" -lt 1 ] && want=1; [ "$want" -gt 16 ] && want=16
+want=$((cpus / 2)); [ "$want" -lt 1 ] && want=1; [ "$want" -gt 8 ] && want=8
 PINCACHE_NODE_SHARE=off LOCAL_WORLD_SIZE=2 PINCACHE_LOG=info run_prog shim "$R" -s $SIZE -n 1 \
 	>"$SIM_TMP/off2.out" 2>"$SIM_TMP/off2.err"
 grep -q "staging with $want copy threads ($cpus CPUs, 2 processes on this node)" "$SIM_TMP/off2.err"

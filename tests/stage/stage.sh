@@ -52,25 +52,41 @@ PINCACHE_STAGE_THREADS=1
 tap_program "one thread" shim "$ST" -e staged -m 64K -M $SMALL integrity overwrite d2h order
 unset PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK PINCACHE_STAGE_MIN PINCACHE_STAGE_THREADS
 
-# Copy threads per process without the node's share: min(16, CPUs), or the
+# Copy threads per process without the node's share: min(16, CPUs, 8), or the
 # CPUs shared by the processes a launcher says run on this node
 # (LOCAL_WORLD_SIZE, torchrun's).  With it (the default), a process staging
 # alone has min(16, CPUs) whatever the launcher says (tests/stage/node.sh
 # has the rest).
 cpus=$(nproc 2>/dev/null || echo 1)
 for procs in 1 2; do
-	want=$((cpus / procs)); [ "$want" -lt 1 ] && want=1; [ "$want" -gt 16 ] && want=16
+	want=$((cpus / procs)); [ "$want" -lt 1 ] && want=1; [ "$want" -gt 16 ] && want=16; [ "$want" -gt 8 ] && want=8
 	PINCACHE_NODE_SHARE=off PINCACHE_LOG=info LOCAL_WORLD_SIZE=$procs run_prog shim "$ST" -e staged -m 512K \
 		-M 1M order >/dev/null 2>"$SIM_TMP/threads.err"
 	got=$(sed -n 's/.*staging with \([0-9]*\) copy threads.*/\1/p' "$SIM_TMP/threads.err" | head -n 1)
 	[ "$got" = "$want" ]
 	tap_check $? "share off, LOCAL_WORLD_SIZE=$procs on $cpus CPUs: $want copy threads (log says ${got:-nothing})"
 done
-want=$((cpus > 16 ? 16 : cpus))
+want=$((cpus > 8 ? 8 : cpus))   # min(16, CPUs), of which one process takes at most 8
 PINCACHE_LOG=info LOCAL_WORLD_SIZE=2 run_prog shim "$ST" -e staged -m 512K -M 1M order >/dev/null 2>"$SIM_TMP/threads.err"
 got=$(sed -n 's/.*node share: \([0-9]*\) copy threads.*/\1/p' "$SIM_TMP/threads.err" | head -n 1)
 [ "$got" = "$want" ]
 tap_check $? "node share, alone, LOCAL_WORLD_SIZE=2 on $cpus CPUs: $want copy threads (log says ${got:-nothing})"
+
+# One process takes at most 8 copy threads unless PINCACHE_STAGE_THREADS
+# says (PC_SHARE_PROC_CAP, share.c), with the node's share and without;
+# 32 CPUs pretended (PINCACHE_TEST_CPUS).
+for ns in on off; do
+	PINCACHE_TEST_CPUS=32 PINCACHE_NODE_SHARE=$ns PINCACHE_LOG=info run_prog shim "$ST" -e staged -m 512K -M 1M order \
+		>/dev/null 2>"$SIM_TMP/threads.err"
+	got=$(sed -n 's/.*\(staging with\|node share:\) \([0-9]*\) copy threads.*/\2/p' "$SIM_TMP/threads.err" | head -n 1)
+	[ "$got" = 8 ]
+	tap_check $? "32 CPUs, node share $ns: one process takes 8 copy threads of the 16 (log says ${got:-nothing})"
+done
+PINCACHE_TEST_CPUS=32 PINCACHE_STAGE_THREADS=12 PINCACHE_NODE_SHARE=off PINCACHE_LOG=info run_prog shim "$ST" -e staged \
+	-m 512K -M 1M order >/dev/null 2>"$SIM_TMP/threads.err"
+got=$(sed -n 's/.*staging with \([0-9]*\) copy threads.*/\1/p' "$SIM_TMP/threads.err" | head -n 1)
+[ "$got" = 12 ]
+tap_check $? "PINCACHE_STAGE_THREADS=12: 12 copy threads, no cap (log says ${got:-nothing})"
 
 # Staging off: every pageable copy goes to the runtime.
 PINCACHE_STAGE=off
