@@ -100,10 +100,10 @@ struct tally {
 };
 
 static struct tally T[] = {
-    { "cudaHostAlloc", 0, 0, 0 }, { "cudaMallocHost", 0, 0, 0 }, { "cudaFreeHost", 0, 0, 0 },
-    { "cudaHostRegister", 0, 0, 0 }, { "cudaHostUnregister", 0, 0, 0 }, { "cudaMemcpy", 0, 0, 0 },
-    { "cudaMemcpyAsync", 0, 0, 0 }, { "cudaMemcpyOther", 0, 0, 0 },
-    { "cudaStreamSynchronize", 0, 0, 0 }, { "cudaDeviceSynchronize", 0, 0, 0 }, { "cudaFree", 0, 0, 0 },
+    { .key = "cudaHostAlloc" }, { .key = "cudaMallocHost" }, { .key = "cudaFreeHost" },
+    { .key = "cudaHostRegister" }, { .key = "cudaHostUnregister" }, { .key = "cudaMemcpy" },
+    { .key = "cudaMemcpyAsync" }, { .key = "cudaMemcpyOther" },
+    { .key = "cudaStreamSynchronize" }, { .key = "cudaDeviceSynchronize" }, { .key = "cudaFree" },
 };
 enum { HA, MH, FH, REG, UNREG, MC, MCA, MCO, SS, DS, DF, NT };
 

@@ -485,7 +485,7 @@ SIM_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attri
  * stands (not measured). */
 int sim_mem_host_attribute(void *data, int attr, uintptr_t ptr, void *(*primary_ctx)(int dev))
 {
-	struct sim_range *r, c;
+	struct sim_range *r, c = { 0 };
 
 	pthread_mutex_lock(&sim_mu);
 	r = sim_mem_find((const void *)ptr);

@@ -148,7 +148,7 @@ static void take_fds(const char *path)
 {
     DIR *d = opendir("/proc/self/fd");
     struct dirent *e;
-    char link[64], to[512];
+    char link[300], to[512];   /* "/proc/self/fd/" and a d_name of up to 255 bytes */
     int fds[64], n = 0, fd;
     FILE *f;
 
