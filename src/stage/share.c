@@ -30,6 +30,7 @@ static struct {
     int joined;              /* sharing the node's budget */
     struct pc_node_budget budget;
     unsigned threads;        /* participants the next copy may use */
+    unsigned share;          /* the share they come from (the node's policy, before the cap) */
     unsigned chunks;         /* ring chunks it may use (0: the whole ring) */
     struct pc_node_count count;
     unsigned char asked[PC_STAGE_MAX_DEV];   /* the device's PCI address asked */
@@ -77,10 +78,12 @@ static unsigned pc_share_alone(long *procs)
 /* Take a share: start or grow the pool to it. */
 static void pc_share_set(unsigned threads, unsigned chunks)
 {
+    unsigned pool;
+
+    S.share = threads;
     if (pc_opt.stage_threads == 0 && threads > PC_SHARE_PROC_CAP)
         threads = PC_SHARE_PROC_CAP;
-    unsigned pool = pc_xfer_threads((long)threads, pc_opt.stage_linger);
-
+    pool = pc_xfer_threads((long)threads, pc_opt.stage_linger);
     S.threads = pc_share_min(threads, pool);
     S.chunks = chunks;
 }
@@ -90,7 +93,9 @@ static void pc_share_apply(struct pc_node_count c)
     struct pc_node_share sh = pc_node_policy(&S.budget, c);
     unsigned old = S.threads;
 
-    if (sh.threads != old || sh.chunks != S.chunks) {
+    /* Against the share last taken, not the threads it gave (a cap, a pool
+     * that could not grow): only a new share is a change. */
+    if (sh.threads != S.share || sh.chunks != S.chunks) {
         pc_share_set(sh.threads, sh.chunks);
         PC_GAUGE_ADD(node_threads, (int64_t)S.threads - (int64_t)old);
         if (old)

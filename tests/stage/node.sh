@@ -278,6 +278,12 @@ PINCACHE_NODE_SHARE=off LOCAL_WORLD_SIZE=2 PINCACHE_LOG=info run_prog shim "$R" 
 	>"$SIM_TMP/off2.out" 2>"$SIM_TMP/off2.err"
 grep -q "staging with $want copy threads ($cpus CPUs, 2 processes on this node)" "$SIM_TMP/off2.err"
 tap_check $? "g: off: LOCAL_WORLD_SIZE=2 divides the CPUs as before ($want copy threads)"
+# A lone rank's share (16 of 32 pretended CPUs) above the cap of 8 per
+# process (share.c) is not a change each time the ranks are counted again.
+PINCACHE_TEST_CPUS=32 PINCACHE_REPORT=$SIM_TMP/cap.json run_prog shim "$R" -s $SIZE -n 200 \
+	>"$SIM_TMP/cap.out" 2>"$SIM_TMP/cap.err"
+check_stat "$SIM_TMP/cap.json" node_threads_peak -eq 8 "g: 32 CPUs, alone: 8 copy threads"
+check_stat "$SIM_TMP/cap.json" node_share_changes -eq 0 "g: 32 CPUs, alone: the share never changed"
 PINCACHE_STAGE_THREADS=$BUDGET
 export PINCACHE_STAGE_THREADS
 
