@@ -121,6 +121,16 @@ static size_t pc_hold_limit(const struct pc_pool *p, size_t size, size_t req)
     return limit + pc_headroom(p, limit, size);
 }
 
+/* The idle bytes the cache may keep once add more bytes are held: those it
+ * holds less its excess over pc_hold_limit(size, req).  Lock held. */
+static size_t pc_idle_target(const struct pc_pool *p, size_t add, size_t size, size_t req)
+{
+    size_t limit = pc_hold_limit(p, size, req);
+    size_t excess = p->held + add > limit ? p->held + add - limit : 0;
+
+    return p->cached > excess ? p->cached - excess : 0;
+}
+
 /* Lock held. */
 static void pc_req_add(struct pc_pool *p, size_t req)
 {
@@ -175,25 +185,22 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     struct pc_block *b;
     void *ptr = NULL;
     uint64_t t0;
-    size_t limit, excess = 0, cached, target, allow;
+    size_t cached, target, allow;
 
     /* Keep what the cache holds near what the program asks for, and within
      * what a memory limit allows: release idle blocks before adding a real
      * one, if the device is quiet; if not, the next free does. */
     pthread_mutex_lock(&p->lock);
-    limit = pc_hold_limit(p, size, req);
-    if (p->held + size > limit)
-        excess = p->held + size - limit;
+    target = pc_idle_target(p, size, size, req);
     cached = p->cached;
     pthread_mutex_unlock(&p->lock);
-    target = cached > excess ? cached - excess : 0;
     allow = pc_mem_allow(p, cached);
-    if ((excess || allow < cached) && p->ops->device_quiet(p->ctx)) {
+    if ((target < cached || allow < cached) && p->ops->device_quiet(p->ctx)) {
         if (allow < target)
             pc_trim(p, allow, PC_TRIM_MEMORY);
         else
             pc_trim(p, target, PC_TRIM_HEADROOM);
-    } else if (excess) {
+    } else if (target < cached) {
         size_t was = __atomic_load_n(&p->trim_owed, __ATOMIC_RELAXED);
 
         while (was < size && !__atomic_compare_exchange_n(&p->trim_owed, &was, size, 0, __ATOMIC_RELAXED,
@@ -420,14 +427,10 @@ void pc_pool_trim(struct pc_pool *p, size_t target)
  * size owed (a double buffer of it stays). */
 static void pc_pay_owed_trim(struct pc_pool *p)
 {
-    size_t limit, target;
+    size_t target;
 
     pthread_mutex_lock(&p->lock);
-    limit = pc_hold_limit(p, __atomic_exchange_n(&p->trim_owed, 0, __ATOMIC_RELAXED), 0);
-    if (p->held > limit)
-        target = p->cached > p->held - limit ? p->cached - (p->held - limit) : 0;
-    else
-        target = p->cached;
+    target = pc_idle_target(p, 0, __atomic_exchange_n(&p->trim_owed, 0, __ATOMIC_RELAXED), 0);
     pthread_mutex_unlock(&p->lock);
     if (target < __atomic_load_n(&p->cached, __ATOMIC_RELAXED))
         pc_pool_trim(p, target);
