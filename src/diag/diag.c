@@ -86,7 +86,7 @@ void pc_call_end(int ok)
         PC_ADD(a->hits, 1);
     if (!(c->notes & PC_NOTE_REAL))
         PC_ADD(a->runtime_skipped, 1);
-    if ((c->notes & PC_NOTE_WAITS) && dt >= PC_SYNC_WAITED_NS)
+    if ((c->notes & PC_NOTE_WAITS) && dt >= PC_SYNC_WAITED_NS + (c->copy >= 0 ? c->bytes : 0))
         c->notes |= PC_NOTE_BUSY;
     if ((c->notes & PC_NOTE_BUSY) && ok) {
         PC_ADD(a->synced, 1);
@@ -209,6 +209,7 @@ static void pc_probe_stream(cudaStream_t s, int clean)
 #define PC_SEEN_STREAM   0x1u
 #define PC_SEEN_PTSTREAM 0x2u
 #define PC_SEEN_DEVICE   0x4u
+#define PC_SEEN_COPY     0x8u
 static __thread unsigned pc_tls_sync_seen __attribute__((tls_model("initial-exec")));
 
 static int pc_sync_first(unsigned kind)
@@ -241,6 +242,17 @@ void pc_diag_sync_device(void)
 }
 
 /* --- copies --------------------------------------------------------------- */
+
+/* Below this size a copy that waits for its stream is judged as the
+ * synchronizing calls are, by its duration, against PC_SYNC_WAITED_NS plus
+ * 1 ns per byte (pc_call_end): the stream query cost 0.2-0.35 us on the
+ * H200, 1.5-4% of a 4 KiB or 64 KiB copy (8-16 us; synctax, run 68), and
+ * the slowest copies measured there, pageable D2H into freshly mapped pages,
+ * ran at 1.6 GB/s, 0.6 ns per byte (xover).  A wait shorter than the slack
+ * is not counted.  From 1 MiB on a copy takes 40 us or more and the query
+ * is asked; so is a thread's first such copy, which may pay for the
+ * runtime's lazy start-up (as the first synchronizing calls). */
+#define PC_COPY_PROBE_MIN (1u << 20)
 
 /* The copies-table row of c (classified by the copy policy: nothing is
  * asked again here), or -1: not a host copy.  *h2d and *mk: its direction
@@ -303,7 +315,11 @@ void pc_diag_copy(const struct pc_copy *c)
      * stage.h) wait for it when it is in flight: one query of the stream.
      * A pageable async H2D of up to 2 MiB is read at the call and waits for
      * nothing (pincache(7) PAGEABLE COPIES), a pinned async copy neither. */
-    if (pc_rt_copy_waits(h2d, sync, mk == PC_MEM_PAGEABLE, c->n))
+    if (!pc_rt_copy_waits(h2d, sync, mk == PC_MEM_PAGEABLE, c->n))
+        return;
+    if (c->n < PC_COPY_PROBE_MIN && !(pc_tls_call.notes & PC_NOTE_BATCH) && !pc_sync_first(PC_SEEN_COPY))
+        pc_call_note(PC_NOTE_WAITS);
+    else
         pc_probe_stream(s, c->clean);
 }
 

@@ -79,8 +79,9 @@ static inline int pc_call_accounted(void)
 }
 
 /* --- copies (api/copy.c): the kind of the host side, from the sides the
- * copy policy classified (c->known), and the stream probe of the copies
- * that wait for their stream (stage.h's pc_rt_copy_waits) --- */
+ * copy policy classified (c->known), and whether the copies that wait
+ * for their stream (stage.h's pc_rt_copy_waits) did: by their duration
+ * below 1 MiB, else one query of the stream (diag.c, PC_COPY_PROBE_MIN) --- */
 void pc_diag_copy(const struct pc_copy *c);
 /* One operand of a batched copy (the call noted PC_NOTE_BATCH), classified
  * like a single copy: its row of the copies table, with ns of time (timed:

@@ -8,21 +8,24 @@
 # classified once and its probe stopped asking again for a pending error,
 # 5 and 7 before the syncs stopped asking anything, 3 and 3 before a small
 # copy's host side was told without the runtime where pincache knows it
-# and its stream was asked through the driver (issue 19): the 1 left is the
-# copy's stream query, cudaMemcpy waiting for the legacy stream.
+# and its stream was asked through the driver (issue 19), 1 and 1 before a
+# copy of less than 1 MiB that waits for its stream was judged by its
+# duration (as the synchronizing calls) instead of a stream query.
 # A synchronizing call alone has no budget at all (issue 19, "no tax on
 # synchronizing calls"): idle or waiting for a kernel, it reaches the
 # runtime once, as the program's own call, and no driver entry point (the
 # stream query and device check it used to make: 2 and 3 calls more).
 # A small copy alone (issue 19, "never slower than the driver, at any
 # size"; below PINCACHE_STAGE_MIN, CUPTI off), after a first copy of the
-# same buffer: none when it cannot wait for its stream (a pageable async
-# H2D, read at the call; an async one from or into pinned memory), one
-# stream query when it can (cudaMemcpy, a pageable D2H); its host side
-# never asked about, pinned (a cache block, a registered range) or pageable
-# (told at the first copy).  Before: 2 to 3 each (cudaPeekAtLastError,
+# same buffer: none, whether it can wait for its stream (cudaMemcpy, a
+# pageable D2H: judged by its duration below 1 MiB) or not (a pageable
+# async H2D, read at the call; an async one from or into pinned memory);
+# one stream query for a copy of 1 MiB that can wait (PINCACHE_STAGE_MIN
+# set above it here, so that it is not staged); its host side never asked
+# about, pinned (a cache block, a registered range) or pageable (told at
+# the first copy).  Before: 2 to 3 each (cudaPeekAtLastError,
 # cudaPointerGetAttributes but for a cache block, cudaStreamQuery but for a
-# pinned async copy).
+# pinned async copy), then 1 for those that can wait (the stream query).
 . "$top_srcdir/tests/sim/common.sh"
 BIN=$top_builddir/tests/diag/callcount
 
@@ -54,8 +57,8 @@ check() {   # check ARG BUDGET TEXT
 	echo "# shim: " $(awk '$1 == "calls" { print $2 "=" $3 }' "$SIM_TMP/shim.$1")
 }
 
-check small 1 "4 KiB cudaMemcpy H2D + cudaStreamSynchronize"
-check small-dev 1 "4 KiB cudaMemcpy H2D + cudaDeviceSynchronize"
+check small 0 "4 KiB cudaMemcpy H2D + cudaStreamSynchronize"
+check small-dev 0 "4 KiB cudaMemcpy H2D + cudaDeviceSynchronize"
 
 # copy_check BUDGET API DIR MEM [SIZE]: callcount copy API DIR MEM SIZE,
 # plainly and under the shim (CUPTI off): the shim's copy makes at most
@@ -64,7 +67,8 @@ copy_check() {
 	budget=$1
 	shift
 	for m in plain shim; do
-		SIM_CALLS=1 PINCACHE_CUPTI=off run_prog $m "$BIN" copy "$@" >"$SIM_TMP/$m.copy" 2>"$SIM_TMP/$m.copy.err"
+		SIM_CALLS=1 PINCACHE_CUPTI=off PINCACHE_STAGE_MIN=2M run_prog $m "$BIN" copy "$@" \
+			>"$SIM_TMP/$m.copy" 2>"$SIM_TMP/$m.copy.err"
 		echo "rc $?" >>"$SIM_TMP/$m.copy"
 	done
 	plain=$(awk '$1 == "total" { print $2 }' "$SIM_TMP/plain.copy")
@@ -81,12 +85,13 @@ copy_check() {
 
 copy_check 0 async h2d pageable 4096
 copy_check 0 async h2d pageable 65536
-copy_check 1 async d2h pageable 4096
-copy_check 1 memcpy h2d pageable 4096
-copy_check 1 memcpy d2h pageable 65536
+copy_check 0 async d2h pageable 4096
+copy_check 0 memcpy h2d pageable 4096
+copy_check 0 memcpy d2h pageable 65536
+copy_check 1 memcpy d2h pageable 1048576
 copy_check 0 async h2d pinned 4096
 copy_check 0 async d2h pinned 65536
-copy_check 1 memcpy h2d pinned 4096
+copy_check 0 memcpy h2d pinned 4096
 copy_check 0 async h2d registered 4096
 copy_check 0 async d2h registered 65536
 
