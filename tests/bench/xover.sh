@@ -13,8 +13,9 @@
 #   XOVER_CHURN   "off": no churn runs and no churn verdict (the simulated
 #                 device, which runs no kernel, in xover-verdicts.sh)
 #   XOVER_FORCED  "off": no third kind of run.  By default each round also
-#                 runs xover under pincache with PINCACHE_STAGE_MIN=0 (every
-#                 size staged): against plain, the crossover the staging
+#                 runs xover under pincache with PINCACHE_STAGE_MIN=0 and
+#                 PINCACHE_STAGE_FRESH_MIN=0 (every size staged, from
+#                 every source): against plain, the crossover the staging
 #                 thresholds are set from, per direction and kind of buffer
 #                 (listed after the table; information, not a verdict)
 #
@@ -61,7 +62,7 @@ else
         case $how in
         plain) bench_run "$name" 200 -- "$@" ;;
         pc) bench_run "$name" 200 LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json" -- "$@" ;;
-        forced) bench_run "$name" 200 LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json" PINCACHE_STAGE_MIN=0 \
+        forced) bench_run "$name" 200 LD_PRELOAD="$lib" PINCACHE_REPORT="$out/$name.json" PINCACHE_STAGE_MIN=0 PINCACHE_STAGE_FRESH_MIN=0 \
             -- "$@" ;;
         esac
     }

@@ -5,6 +5,10 @@
 # once in the report with its bytes (issue 17: a static program's copies
 # were not counted at all).
 . "$top_srcdir/tests/driver/common.sh"
+# Staging's mechanics: copies from freshly mapped sources staged too
+# (PINCACHE_STAGE_FRESH_MIN=0; tests/stage/fresh.sh tests the rule).
+PINCACHE_STAGE_FRESH_MIN=0
+export PINCACHE_STAGE_FRESH_MIN
 
 tap_program "plain" plain "$DRV_BIN/drv_copy"
 if ! have_shim; then

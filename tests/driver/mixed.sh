@@ -5,6 +5,10 @@
 # runtime's own driver calls (allocations, frees, copies) reach pincache's
 # driver wrappers too.
 . "$top_srcdir/tests/driver/common.sh"
+# Staging's mechanics: copies from freshly mapped sources staged too
+# (PINCACHE_STAGE_FRESH_MIN=0; tests/stage/fresh.sh tests the rule).
+PINCACHE_STAGE_FRESH_MIN=0
+export PINCACHE_STAGE_FRESH_MIN
 
 R=40
 D=30

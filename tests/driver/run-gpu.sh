@@ -170,9 +170,9 @@ for p in drv_copy drv_copy2 drv_batch; do
     fi
 done
 # shellcheck disable=SC2046
-run drv_copy.staged 60 $(shimenv drv_copy.staged) PINCACHE_LIB_EXPECTED=1 PINCACHE_STAGE_MIN=32K "$out/drv_copy"
+run drv_copy.staged 60 $(shimenv drv_copy.staged) PINCACHE_LIB_EXPECTED=1 PINCACHE_STAGE_MIN=32K PINCACHE_STAGE_FRESH_MIN=0 "$out/drv_copy"
 tapok drv_copy.staged
-check $? "drv_copy staged (PINCACHE_STAGE_MIN=32K): $(grep -c '^ok' "$out/drv_copy.staged.out") points pass"
+check $? "drv_copy staged (PINCACHE_STAGE_MIN=32K PINCACHE_STAGE_FRESH_MIN=0): $(grep -c '^ok' "$out/drv_copy.staged.out") points pass"
 c=$(jnum "$out/drv_copy.shim.json" stats.memcpy_calls)
 [ "$c" = 16 ]
 check $? "drv_copy: the report counts its 16 copies (${c:-none})"

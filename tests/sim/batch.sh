@@ -8,6 +8,10 @@
 # the shim the stream); bad arguments and a pending error answered exactly
 # as without the shim.
 . "$top_srcdir/tests/diag/common.sh"
+# Staging's mechanics: copies from freshly mapped sources staged too
+# (PINCACHE_STAGE_FRESH_MIN=0; tests/stage/fresh.sh tests the rule).
+PINCACHE_STAGE_FRESH_MIN=0
+export PINCACHE_STAGE_FRESH_MIN
 jcheck_ok() { [ -x "$DIAG_BIN/jcheck" ]; }
 report_ok() { [ -s "$1" ] || { tap_check 1 "report $(basename "$1") written"; return 1; }; }
 

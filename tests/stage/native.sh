@@ -14,6 +14,10 @@ export SIM_DEVICES
 unset PINCACHE_STAGE PINCACHE_STAGE_MIN PINCACHE_MODE SIM_PAGEABLE_ACCESS
 PINCACHE_REPORT=off
 export PINCACHE_REPORT
+# Staging's mechanics: copies from freshly mapped sources staged too
+# (PINCACHE_STAGE_FRESH_MIN=0; tests/stage/fresh.sh tests the rule).
+PINCACHE_STAGE_FRESH_MIN=0
+export PINCACHE_STAGE_FRESH_MIN
 
 for m in none hmm ats; do
 	SIM_PAGEABLE_ACCESS=$m tap_program "plain $m" plain "$NT" -e runtime

@@ -20,6 +20,10 @@ fi
 PINCACHE_LIB="$PINCACHE_LIB $INJ"
 PINCACHE_STAGE_RING=2M PINCACHE_STAGE_CHUNK=64K PINCACHE_STAGE_MIN=64K PINCACHE_STAGE_THREADS=3
 export PINCACHE_LIB PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK PINCACHE_STAGE_MIN PINCACHE_STAGE_THREADS
+# Staging's mechanics: copies from freshly mapped sources staged too
+# (PINCACHE_STAGE_FRESH_MIN=0; tests/stage/fresh.sh tests the rule).
+PINCACHE_STAGE_FRESH_MIN=0
+export PINCACHE_STAGE_FRESH_MIN
 for fn in record query sync; do
 	for t in overwrite d2h; do
 		at=3

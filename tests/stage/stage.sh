@@ -18,6 +18,10 @@ unset PINCACHE_STAGE PINCACHE_STAGE_MIN PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK
 	PINCACHE_STAGE_THREADS PINCACHE_TEST_STAGE_UNSAFE PINCACHE_MODE
 PINCACHE_REPORT=off
 export PINCACHE_REPORT
+# Staging's mechanics: copies from freshly mapped sources staged too
+# (PINCACHE_STAGE_FRESH_MIN=0; tests/stage/fresh.sh tests the rule).
+PINCACHE_STAGE_FRESH_MIN=0
+export PINCACHE_STAGE_FRESH_MIN
 
 tap_program "plain" plain "$ST" -e driver -M $PLAIN
 
