@@ -45,7 +45,6 @@
 #endif
 #define PC_FAST_CHUNK_MIN (64u << 10)   /* no chunk smaller: its mapping would cost more than its faults */
 #define PC_FAST_PARALLEL_MIN (256u << 10) /* smaller blocks are faulted by the caller alone */
-#define PC_FAST_WIDE_MIN (32u << 20)    /* from here threads beyond the copy threads' cap help */
 /* cudaHostAlloc's cost on the H200, for the saved-time estimate: 0.53 ms up
  * to 1 MB (core/pool.h's seed), 415-537 ms per GiB (run 56). */
 #define PC_FAST_REAL_FIXED_NS 500000ull
@@ -150,10 +149,9 @@ int pc_fast_contains(const void *p)
  * option PINCACHE_TEST_FAST_POPULATE measures the two side by side. */
 
 /* The copy threads' runner (pc_stage_parallel), handed down by init.c. */
-static int (*pc_fast_runner)(void (*)(void *, uint64_t), void *, uint64_t, int, int);
+static int (*pc_fast_runner)(void (*)(void *, uint64_t), void *, uint64_t, int);
 
-void pc_fast_set_runner(int (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held,
-                                   int wide))
+void pc_fast_set_runner(int (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held))
 {
     pc_fast_runner = run;
 }
@@ -333,14 +331,8 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     t1 = pc_now_ns();
     if (!j.failed) {
         /* The copy threads if they are free (a staged copy running now
-         * has them: no waiting for another thread's copy), else alone;
-         * from PC_FAST_WIDE_MIN as many as the node's share would give
-         * this process without its cap of 8 copy threads, the rest started
-         * for this block alone (H200 run 69, 8 against 16 threads: 64 MiB
-         * 8.8 against 5.8 ms, 1 GiB 105 against 86 ms; starting 8 threads
-         * costs about 0.2 ms). */
-        if (nchunk < 2 || !pc_fast_runner ||
-            !pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held, size >= PC_FAST_WIDE_MIN))
+         * has them: no waiting for another thread's copy), else alone. */
+        if (nchunk < 2 || !pc_fast_runner || !pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held))
             for (size_t i = 0; i < nchunk; i++)
                 pc_fast_chunk(&j, i);
     }

@@ -397,30 +397,10 @@ void pc_xfer_end(struct pc_xfer *x, int done)
         pc_xfer_quiet();
 }
 
-/* pc_xfer_run's helpers beyond the pool: started for one job, gone with
- * it.  Jobs run one at a time (under the rings' lock: share.c), so one
- * pointer hands the job over; the caller waits until each has left it. */
-static struct pc_xfer *pc_xfer_temp_job;   /* atomic */
-static unsigned pc_xfer_temps;             /* atomic: helpers not yet done with the job */
-
-static void *pc_xfer_temp_main(void *arg)
-{
-    struct pc_xfer *x = __atomic_load_n(&pc_xfer_temp_job, __ATOMIC_ACQUIRE);
-
-    (void)arg;
-#ifdef __GLIBC__
-    pthread_setname_np(pthread_self(), "pincache-help");
-#endif
-    while (pc_xfer_help(x))
-        ;
-    __atomic_sub_fetch(&pc_xfer_temps, 1, __ATOMIC_RELEASE);
-    return NULL;
-}
-
-void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads, unsigned extra)
+void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads)
 {
     struct pc_xfer x;
-    unsigned left = (unsigned)n, spins = 0, made;
+    unsigned left = (unsigned)n, spins = 0;
     char *none = NULL;
 
     if (n == 0)
@@ -441,17 +421,9 @@ void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsig
     x.seats = threads > 1 ? threads - 1 : 0;
     pc_xfer_quiet();        /* the last copy's threads may still be leaving it */
     pc_xfer_begin(&x);
-    if (extra) {
-        __atomic_store_n(&pc_xfer_temp_job, &x, __ATOMIC_RELEASE);
-        __atomic_store_n(&pc_xfer_temps, extra, __ATOMIC_RELEASE);
-        made = pc_threads_start(pc_xfer_temp_main, extra, PC_XFER_STACK);
-        __atomic_sub_fetch(&pc_xfer_temps, extra - made, __ATOMIC_RELEASE);
-    }
     while (pc_xfer_help(&x))
         ;
     while (__atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0)
-        pc_xfer_relax(&spins);
-    while (__atomic_load_n(&pc_xfer_temps, __ATOMIC_ACQUIRE) != 0)
         pc_xfer_relax(&spins);
     pc_xfer_end(&x, 0);
 }
@@ -472,6 +444,4 @@ void pc_xfer_after_fork_child(void)
     T.asked = 0;
     T.gap_ns = UINT64_MAX;
     T.last_end_ns = 0;
-    pc_xfer_temps = 0;
-    pc_xfer_temp_job = NULL;
 }

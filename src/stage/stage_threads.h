@@ -33,12 +33,11 @@ void pc_xfer_end(struct pc_xfer *x, int done);
 /* Wait until no pool thread is inside a transfer: before pc_xfer_init. */
 void pc_xfer_quiet(void);
 
-/* Run fn(arg, i) for every i in [0, n) once, on the caller, at most
- * threads - 1 of the pool's threads and extra threads started for this job
- * alone (as many as the task limits spare), and return when all have
- * returned and the extra ones are done.  The caller holds the staging lock
- * (one transfer or job at a time), as for a copy. */
-void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads, unsigned extra);
+/* Run fn(arg, i) for every i in [0, n) once, on the caller and at most
+ * threads - 1 of the pool's threads, and return when all have returned.
+ * The caller holds the staging lock (one transfer or job at a time), as for
+ * a copy. */
+void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads);
 
 /* Participants (pool threads + the caller), starting threads until there
  * are want of them: want <= 0 means min(16, CPUs).  The pool grows, never

@@ -231,9 +231,9 @@ static void test_seats(void)
     for (unsigned share = 1; share <= 3; share++) {
         unsigned got = 0;
         for (int rep = 0; rep < 3 && got <= share; rep++) {
-            pc_xfer_run(seat_job, NULL, SEAT_JOBS, pool, 0);
+            pc_xfer_run(seat_job, NULL, SEAT_JOBS, pool);
             memset(seat_by, 0, sizeof seat_by);
-            pc_xfer_run(seat_job, NULL, SEAT_JOBS, share, 0);
+            pc_xfer_run(seat_job, NULL, SEAT_JOBS, share);
             got = seat_distinct();
         }
         ok(got <= share, "seats: a job for %u participants ran on %u threads (pool %u, lingering)", share,
@@ -241,23 +241,9 @@ static void test_seats(void)
     }
     /* The whole pool, so that the check above is seen to mean something. */
     memset(seat_by, 0, sizeof seat_by);
-    pc_xfer_run(seat_job, NULL, SEAT_JOBS, pool, 0);
+    pc_xfer_run(seat_job, NULL, SEAT_JOBS, pool);
     whole = seat_distinct();
     ok(pool < 4 || whole > 3, "seats: a job for the whole pool ran on %u of %u threads", whole, pool);
-    /* Threads beyond the pool, for one job (a fast block's pre-fault):
-     * every slice once, on more threads than the job's seats, and none of
-     * them left on the job when the run returns. */
-    memset(seat_by, 0, sizeof seat_by);
-    pc_xfer_run(seat_job, NULL, SEAT_JOBS, 2, 4);
-    whole = seat_distinct();
-    {
-        unsigned unset = 0;
-        for (unsigned i = 0; i < SEAT_JOBS; i++)
-            unset += pthread_equal(seat_by[i], (pthread_t)0) != 0;
-        ok(unset == 0 && whole > 2 && whole <= 6,
-           "extra: a job for 2 participants and 4 extra threads ran every slice (%u not run) on %u threads",
-           unset, whole);
-    }
     pc_xfer_threads(8, 0);
 }
 
