@@ -92,6 +92,15 @@ static void pc_stage_fresh_end(size_t n)
         pc_tls_minflt = now;
 }
 
+/* pc_stage_fresh for an H2D copy p, counted when it says so. */
+static int pc_stage_fresh_source(const struct pc_plan *p, size_t n)
+{
+    if (!p->h2d || !pc_stage_fresh(n))
+        return 0;
+    PC_STAT_INC(stage_fresh_calls);
+    return 1;
+}
+
 int pc_stage_on_device(int dev)
 {
     return pc_opt.stage != PC_STAGE_OFF && !(pc_opt.stage == PC_STAGE_AUTO && pc_native_device(dev));
@@ -129,14 +138,12 @@ int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
         return PC_STAGE_NO;
     memset(st, 0, sizeof *st);
     st->h2d = p.h2d;
-    if (k == PC_STAGE && p.h2d && pc_stage_fresh(c->n)) {
-        PC_STAT_INC(stage_fresh_calls);
-        return PC_STAGE_PASS;
-    }
     /* A created context's streams and memory are not the ring's (its events
-     * belong to the primary context): the runtime's copy. */
+     * belong to the primary context): the runtime's copy.  So is an H2D copy
+     * from a source that looks freshly mapped (pc_stage_fresh), before any
+     * wait for its stream (the runtime's copy waits itself). */
     if (k == PC_STAGE && pc_state.mode == PC_MODE_CACHE && !c->foreign_ctx &&
-        pc_plan_stream_ok(&p, c->stream, c->how) &&
+        pc_plan_stream_ok(&p, c->stream, c->how) && !pc_stage_fresh_source(&p, c->n) &&
         (!pc_rt_reads_after_stream(&p) || pc_order_wait(&p) == 0)) {
         uint64_t t0 = pc_now_ns();
 
