@@ -69,8 +69,9 @@ static long pc_stage_minflt(void)
  * from 4 MiB (xover, runs 63-68: 1 MiB 1.28-1.72x the runtime's time,
  * 4 MiB 0.74x): the munmap that follows must shoot down the TLB of every
  * CPU a copy thread read it on.  The first copy of a thread counts the
- * faults since it began.  One getrusage (about 0.3 us) before and one
- * after, only for copies from PINCACHE_STAGE_MIN up to that size. */
+ * faults since it began.  One getrusage (0.17 us on the CI machine)
+ * before and one after, only for copies from PINCACHE_STAGE_MIN up to that
+ * size. */
 static int pc_stage_fresh(size_t n)
 {
     long before = pc_tls_minflt, now;
