@@ -52,19 +52,23 @@ int pc_rt_copy_waits(int h2d, int sync, int pageable, size_t n)
 /* This thread's minor page faults at its last look (pc_stage_fresh). */
 static __thread long pc_tls_minflt __attribute__((tls_model("initial-exec")));
 
-/* This thread's minor page faults now, or -1. */
-static long pc_stage_minflt(void)
+/* Take this thread's minor page faults as of now; 0 when they cannot be
+ * had. */
+static int pc_stage_minflt_mark(void)
 {
     struct rusage ru;
 
-    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_minflt : -1;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return 0;
+    pc_tls_minflt = ru.ru_minflt;
+    return 1;
 }
 
 /* Whether an H2D copy of n bytes reads a source that looks freshly mapped:
  * below PINCACHE_STAGE_FRESH_MIN, the calling thread took page faults for
  * at least a quarter of its pages since its previous such copy ended (a
  * buffer just allocated and filled; the faults of such a copy itself are
- * not counted: pc_stage_fresh_end).
+ * not counted: pc_stage_passed and pc_stage_done look again).
  * Staged, such a copy lost to the runtime on the H200 up to 2.5 MiB and won
  * from 4 MiB (xover, runs 63-68: 1 MiB 1.28-1.72x the runtime's time,
  * 4 MiB 0.74x): the munmap that follows must shoot down the TLB of every
@@ -74,29 +78,20 @@ static long pc_stage_minflt(void)
  * size. */
 static int pc_stage_fresh(size_t n)
 {
-    long before = pc_tls_minflt, now;
+    long before = pc_tls_minflt;
 
-    if (n >= pc_opt.stage_fresh_min || (now = pc_stage_minflt()) < 0)
+    return n < pc_opt.stage_fresh_min && pc_stage_minflt_mark() &&
+           pc_tls_minflt - before >= (long)((n / 4096 + 3) / 4);
+}
+
+/* pc_stage_fresh for an H2D copy p, counted when it says so; st notes that
+ * the rule looked, so that the copy's end looks again. */
+static int pc_stage_fresh_source(const struct pc_plan *p, size_t n, struct pc_staged *st)
+{
+    if (!p->h2d || n >= pc_opt.stage_fresh_min)
         return 0;
-    pc_tls_minflt = now;
-    return now - before >= (long)((n / 4096 + 3) / 4);
-}
-
-/* The end of an H2D copy pc_stage_fresh looked at, staged or the
- * runtime's: the faults it took itself (the ring's first chunk; the
- * simulated runtime's copy of the source) are not the next source's. */
-static void pc_stage_fresh_end(size_t n)
-{
-    long now;
-
-    if (n < pc_opt.stage_fresh_min && (now = pc_stage_minflt()) >= 0)
-        pc_tls_minflt = now;
-}
-
-/* pc_stage_fresh for an H2D copy p, counted when it says so. */
-static int pc_stage_fresh_source(const struct pc_plan *p, size_t n)
-{
-    if (!p->h2d || !pc_stage_fresh(n))
+    st->fresh_asked = 1;
+    if (!pc_stage_fresh(n))
         return 0;
     PC_STAT_INC(stage_fresh_calls);
     return 1;
@@ -144,7 +139,7 @@ int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
      * from a source that looks freshly mapped (pc_stage_fresh), before any
      * wait for its stream (the runtime's copy waits itself). */
     if (k == PC_STAGE && pc_state.mode == PC_MODE_CACHE && !c->foreign_ctx &&
-        pc_plan_stream_ok(&p, c->stream, c->how) && !pc_stage_fresh_source(&p, c->n) &&
+        pc_plan_stream_ok(&p, c->stream, c->how) && !pc_stage_fresh_source(&p, c->n, st) &&
         (!pc_rt_reads_after_stream(&p) || pc_order_wait(&p) == 0)) {
         uint64_t t0 = pc_now_ns();
 
@@ -180,8 +175,9 @@ int pc_stage_copy(struct pc_copy *c, struct pc_staged *st)
 /* A pageable copy left to the runtime: timed, for the report's estimate. */
 void pc_stage_passed(const struct pc_staged *st, size_t n, uint64_t ns)
 {
+    if (st->fresh_asked)     /* the runtime's own faults are not the next source's */
+        pc_stage_minflt_mark();
     if (st->h2d) {
-        pc_stage_fresh_end(n);
         PC_STAT_INC(stage_h2d_driver_calls);
         PC_STAT_ADD(stage_h2d_driver_bytes, n);
         PC_STAT_ADD(stage_h2d_driver_ns, ns);
@@ -201,8 +197,9 @@ void pc_stage_done(const struct pc_staged *st, size_t n)
         else
             PC_STAT_INC(stage_fallbacks);
     }
+    if (st->fresh_asked)     /* the ring's first chunk, say: not the next source's faults */
+        pc_stage_minflt_mark();
     if (st->h2d) {
-        pc_stage_fresh_end(n);
         PC_STAT_INC(stage_h2d_calls);
         PC_STAT_ADD(stage_h2d_bytes, n);
         PC_STAT_ADD(stage_h2d_ns, pc_now_ns() - st->t0);

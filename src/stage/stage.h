@@ -31,6 +31,7 @@ struct pc_staged {
     enum pc_copy_how how;    /* ... as this call */
     cudaStream_t stream;
     int elsewhere;           /* DONE: it stopped at a slot busy with another stream's DMA */
+    int fresh_asked;         /* PASS, DONE: the fresh-source rule looked at its faults */
     uint64_t t0;
 };
 
