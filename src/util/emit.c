@@ -347,7 +347,11 @@ void pc_emit_kv(struct pc_emitter *e, const char *key, const char *help, int typ
         return;
     pc_emit_human(val, sizeof val, type, value);
     pc_text_prefix(e);
-    pc_emit_printf(e, "  %-22s %14s  %s\n", key, val, help ? help : "");
+    /* The help apart: a long one must not lose its end (and the line's
+     * newline) to pc_emit_printf's bound. */
+    pc_emit_printf(e, "  %-22s %14s  ", key, val);
+    pc_emit_puts(e, help ? help : "");
+    pc_emit_puts(e, "\n");
 }
 
 void pc_emit_pairs(struct pc_emitter *e, const char *key, const uint64_t *a, const uint64_t *b,
