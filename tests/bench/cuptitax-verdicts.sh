@@ -44,7 +44,12 @@ sed -i "s/^train=.*/&\nkinds='none kernels copies'/" "$D/config.txt"
 runs churn1 knone ms_per_batch 1.001
 runs churn1 kkernels ms_per_batch 1.015
 runs churn1 kcopies ms_per_batch 1.004
+runs train knone step_ms 10.0
+runs train kkernels step_ms 11.5
+runs train kcopies step_ms 10.1
 expect 0 0 "" "the breakdown by kind adds no verdict"
-grep -q '^| 1 MB | 1 | 1.001 (1.001) | 1.015 (1.015) | 1.004 (1.004) | 1.019 (1.019) |$' "$D/report.md"
+grep -q '^| churn, 1 MB (ms per batch) | 1 | 1.001 (1.001) | 1.015 (1.015) | 1.004 (1.004) | 1.019 (1.019) |$' "$D/report.md"
 point $? "the breakdown: off, each kind alone and all, each against off"
+grep -q '^| train.py --pin 1 (median step ms) | 10 | 10 (1.000) | 11.5 (1.150) | 10.1 (1.010) | 10.2 (1.020) |$' "$D/report.md"
+point $? "... for the training step too"
 echo "1..$n"

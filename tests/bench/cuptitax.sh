@@ -11,11 +11,11 @@
 #   CUPTITAX_TRAIN   train.py's options (default "--pin 1 --epochs 2
 #                    --steps 150"); "off": no training runs
 #   CUPTITAX_KINDS   which parts of CUPTI's cost to measure apart on the
-#                    churn (default "none kernels copies"; "off": none):
-#                    PINCACHE_CUPTI=auto with PINCACHE_TEST_CUPTI_KINDS
-#                    set to each, in the same rounds; a second table, no
-#                    verdict (none: CUPTI loaded and its buffers registered,
-#                    nothing recorded)
+#                    churn and on the training step (default "none kernels
+#                    copies"; "off": none): PINCACHE_CUPTI=auto with
+#                    PINCACHE_TEST_CUPTI_KINDS set to each, in the same
+#                    rounds; a second table, no verdict (none: CUPTI loaded
+#                    and its buffers registered, nothing recorded)
 #   PYTHON           the interpreter for train.py (default python3)
 #
 # A markdown report on stdout: per workload the figure with CUPTI off and
@@ -72,6 +72,10 @@ else
                 bench_run "churn$mb.k$k.$r" 200 LD_PRELOAD="$lib" PINCACHE_CUPTI=auto PINCACHE_TEST_CUPTI_KINDS="$k" \
                     PINCACHE_REPORT="$out/churn$mb.k$k.$r.json" -- "$bin/churn" --variant churn --size "$mb" --reps 5
             done
+            # shellcheck disable=SC2086
+            [ "$train" = off ] || bench_run "train.k$k.$r" 300 LD_PRELOAD="$lib" PINCACHE_CUPTI=auto \
+                PINCACHE_TEST_CUPTI_KINDS="$k" PINCACHE_REPORT="$out/train.k$k.$r.json" -- \
+                "$py" "$srcdir/tests/torch/train.py" $train
         done
     done
     echo "wall=$(($(date +%s) - t0))" >>"$out/machine.txt"
@@ -106,21 +110,22 @@ for row in "${rows[@]}"; do
 done
 echo
 if [ -n "${kinds:-}" ]; then
-    echo "What each part of CUPTI costs the churn (ms per batch; PINCACHE_CUPTI=auto with"
-    echo "PINCACHE_TEST_CUPTI_KINDS; each /off). No verdict: where auto costs too much, this says why."
+    echo "What each part of CUPTI costs (PINCACHE_CUPTI=auto with PINCACHE_TEST_CUPTI_KINDS; each"
+    echo "/off). No verdict: where auto costs too much, this says why."
     echo
-    hdr="| churn | off |" sep="|---|---:|"
+    hdr="| workload | off |" sep="|---|---:|"
     for k in $kinds; do hdr="$hdr $k |"; sep="$sep---:|"; done
     echo "$hdr all (auto) |"
     echo "$sep---:|"
-    for mb in $sizes; do
-        a=$(fig "churn$mb" off ms_per_batch)
-        line="| $mb MB | ${a:-?} |"
+    for row in "${rows[@]}"; do
+        IFS='|' read -r name what key <<<"$row"
+        a=$(fig "$name" off "$key")
+        line="| $what | ${a:-?} |"
         for k in $kinds; do
-            b=$(fig "churn$mb" "k$k" ms_per_batch)
+            b=$(fig "$name" "k$k" "$key")
             line="$line ${b:-?} ($(ratio "$b" "$a")) |"
         done
-        b=$(fig "churn$mb" auto ms_per_batch)
+        b=$(fig "$name" auto "$key")
         echo "$line ${b:-?} ($(ratio "$b" "$a")) |"
     done
     echo
