@@ -90,16 +90,18 @@ void pc_trace_add(const struct pc_call *c, uint64_t t1, int ok)
         PC_STAT_INC(trace_dropped);
     PC_STAT_INC(trace_events);
     e = &ring[i & T.mask];
+    /* Each field a release store after seq 0: a reader that acquires any
+     * of them sees seq 0 or later when it looks again (no fences, which
+     * ThreadSanitizer cannot follow; plain moves on x86). */
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    __atomic_store_n(&e->t0, c->t0, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->dur, t1 > c->t0 ? t1 - c->t0 : 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->bytes, c->bytes, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->tid, pc_trace_tid, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->api, (int16_t)c->api, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->copy, (int8_t)c->copy, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->notes, (uint8_t)c->notes, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->ok, (uint32_t)(ok != 0), __ATOMIC_RELAXED);
+    __atomic_store_n(&e->t0, c->t0, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->dur, t1 > c->t0 ? t1 - c->t0 : 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->bytes, c->bytes, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->tid, pc_trace_tid, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->api, (int16_t)c->api, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->copy, (int8_t)c->copy, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->notes, (uint8_t)c->notes, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->ok, (uint32_t)(ok != 0), __ATOMIC_RELEASE);
     __atomic_store_n(&e->seq, i + 1, __ATOMIC_RELEASE);
 }
 
@@ -111,15 +113,14 @@ static int pc_trace_read(uint64_t i, struct pc_trace_ev *out)
 
     if (s != i + 1)
         return 0;
-    out->t0 = __atomic_load_n(&e->t0, __ATOMIC_RELAXED);
-    out->dur = __atomic_load_n(&e->dur, __ATOMIC_RELAXED);
-    out->bytes = __atomic_load_n(&e->bytes, __ATOMIC_RELAXED);
-    out->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
-    out->api = __atomic_load_n(&e->api, __ATOMIC_RELAXED);
-    out->copy = __atomic_load_n(&e->copy, __ATOMIC_RELAXED);
-    out->notes = __atomic_load_n(&e->notes, __ATOMIC_RELAXED);
-    out->ok = __atomic_load_n(&e->ok, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    out->t0 = __atomic_load_n(&e->t0, __ATOMIC_ACQUIRE);
+    out->dur = __atomic_load_n(&e->dur, __ATOMIC_ACQUIRE);
+    out->bytes = __atomic_load_n(&e->bytes, __ATOMIC_ACQUIRE);
+    out->tid = __atomic_load_n(&e->tid, __ATOMIC_ACQUIRE);
+    out->api = __atomic_load_n(&e->api, __ATOMIC_ACQUIRE);
+    out->copy = __atomic_load_n(&e->copy, __ATOMIC_ACQUIRE);
+    out->notes = __atomic_load_n(&e->notes, __ATOMIC_ACQUIRE);
+    out->ok = __atomic_load_n(&e->ok, __ATOMIC_ACQUIRE);
     return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s &&
            out->api >= 0 && out->api < PC_API_COUNT;
 }
