@@ -1,30 +1,9 @@
-/* pool.c - size classes, idle lists, cap and trimming.  No CUDA here. */
+/* pool.c - idle lists, cap and trimming (size classes: sizeclass.c).  No CUDA here. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
 #include "core/pool.h"
 #include "util/stats.h"
-
-size_t pc_size_class(size_t n, unsigned *idx)
-{
-    unsigned shift;
-    size_t step, size;
-
-    if (n == 0)
-        return 0;
-    if (n <= PC_CLASS_SMALL) {
-        size = (n + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);
-        *idx = (unsigned)(size / PC_CLASS_PAGE) - 1;
-        return size;
-    }
-    shift = 63 - (unsigned)__builtin_clzll((unsigned long long)(n - 1)); /* 2^shift < n <= 2^(shift+1) */
-    if (shift >= PC_CLASS_MAXSHIFT)
-        return 0;
-    step = (size_t)1 << (shift - 3);
-    size = (n + step - 1) & ~(step - 1);
-    *idx = 16 + (shift - 16) * 8 + (unsigned)((size - ((size_t)1 << shift)) / step) - 1;
-    return size;
-}
 
 void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached,
                   unsigned headroom_pct)
@@ -180,6 +159,41 @@ static size_t pc_mem_allow(struct pc_pool *p, size_t cached)
     return p->ops->mem_allow && cached ? p->ops->mem_allow(p->ctx, cached) : SIZE_MAX;
 }
 
+/* Out of pinned memory: an idle block of a larger class (the same home
+ * and flags) whose fence is done, the smallest first, rather than the
+ * release of the cache, whose real frees wait for the device (a kernel
+ * that waits for the host would hang there, and the runtime's own
+ * allocation would not have waited).  The first fence not yet known is
+ * polled once, outside the lock. */
+static struct pc_block *pc_take_larger(struct pc_pool *p, unsigned cls, unsigned key, size_t req)
+{
+    struct pc_home *h;
+    struct pc_block *b = NULL;
+    uint64_t seq, poll = 0;
+    unsigned idle, c, at = 0;
+
+    pthread_mutex_lock(&p->lock);
+    h = p->home[PC_KEY_HOME(key)];      /* never freed once made */
+    for (c = cls + 1; h && c < PC_NCLASS && !b; c++) {
+        b = pc_take_ready(p, &h->bucket[c][PC_KEY_FLAGS(key)], req, &seq, &idle);
+        if (!b && seq && !poll) {
+            poll = seq;
+            at = c;
+        }
+    }
+    if (!b && poll) {
+        pthread_mutex_unlock(&p->lock);
+        if (!p->ops->fence_poll(p->ctx, poll))
+            return NULL;
+        pthread_mutex_lock(&p->lock);
+        b = pc_take_ready(p, &h->bucket[at][PC_KEY_FLAGS(key)], req, &seq, &idle);
+    }
+    if (b)
+        pc_publish(p);
+    pthread_mutex_unlock(&p->lock);
+    return b;
+}
+
 static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned key, size_t req, void **out)
 {
     struct pc_block *b;
@@ -215,6 +229,11 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
 
     if (err == p->ops->oom_error && __atomic_load_n(&p->cached, __ATOMIC_RELAXED) > 0) {
         PC_STAT_INC(oom_retries);
+        if ((b = pc_take_larger(p, cls, key, req)) != NULL) {
+            PC_STAT_INC(oom_larger);
+            *out = b->ptr;
+            return 0;
+        }
         pc_pool_trim(p, 0);
         err = p->ops->alloc(p->ctx, size, key, &ptr);
     }

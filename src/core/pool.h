@@ -8,13 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/registry.h"
+#include "core/sizeclass.h"
 
-/* Size classes (DESIGN.md "Size policy"): page granularity up to 64 KiB,
- * then 8 classes per power of two, so a class wastes at most 12.5%. */
-#define PC_CLASS_PAGE     4096u
-#define PC_CLASS_SMALL    (64u * 1024u)
-#define PC_CLASS_MAXSHIFT 48         /* larger requests are not cached */
-#define PC_NCLASS (16 + (PC_CLASS_MAXSHIFT - 16) * 8)
 #define PC_NKEY 8                    /* flags & (Portable|WriteCombined|Mapped), packed */
 /* A block's key is its flags (PC_NKEY of them) and its home: the device
  * whose context allocated it.  A block is handed out only for a request of
@@ -23,10 +18,6 @@
 #define PC_KEY(flags, home) ((flags) | (unsigned)(home) * PC_NKEY)
 #define PC_KEY_FLAGS(key) ((key) % PC_NKEY)
 #define PC_KEY_HOME(key) ((key) / PC_NKEY)
-
-/* Class size for a request of n > 0 bytes, and its index; 0 when n is too
- * large to be cached. */
-size_t pc_size_class(size_t n, unsigned *idx);
 
 struct pc_pool_ops {
     /* Allocate a real block; 0 or the runtime's error code. */

@@ -33,37 +33,22 @@
 #define MiB ((size_t)1 << 20)
 #define SPIN_MS 10000.0
 
-static int *flag;           /* in mapped pinned memory; atomic */
-static int gave_up;
+static struct simtest_spin k = { .limit_ms = SPIN_MS };
 static cudaStream_t ks, other;
-
-static void spin(void *arg)
-{
-	double t0 = simtest_now_ms();
-
-	(void)arg;
-	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
-		if (simtest_now_ms() - t0 > SPIN_MS) {
-			__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
-			return;
-		}
-		usleep(50);
-	}
-}
 
 static void spin_start(void)
 {
-	__atomic_store_n(flag, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&gave_up, 0, __ATOMIC_RELEASE);
-	simLaunch(ks, spin, NULL, 0);
+	__atomic_store_n(k.flag, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&k.gave_up, 0, __ATOMIC_RELEASE);
+	simLaunch(ks, simtest_spin_fn, &k, 0);
 }
 
 /* 0 when the kernel was still waiting for the flag: nothing waited for it. */
 static int spin_end(void)
 {
-	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(k.flag, 1, __ATOMIC_RELEASE);
 	cudaStreamSynchronize(ks);
-	return __atomic_load_n(&gave_up, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&k.gave_up, __ATOMIC_ACQUIRE);
 }
 
 static void *must_alloc(size_t n)
@@ -87,7 +72,7 @@ int main(void)
 		diag("set-up failed");
 		return 1;
 	}
-	flag = a;
+	k.flag = a;
 
 	/* miss, cudaHostAlloc */
 	a = must_alloc(64 * MiB);

@@ -11,6 +11,11 @@
  *
  *   oom plain | oom shim
  *
+ * Last, a kernel that waits for the host (simtest.h) runs while a 3 MB
+ * request fits only without the cache's idle 6 MB block: plainly the
+ * allocation does not wait for the kernel; under the shim it gets that
+ * idle block instead of releasing it, a release that would wait.
+ *
  * Built with -DOOM_CUDART12 against tests/driver's libcudart.so.12 (whose
  * driver, libcuda.so.1, is the simulated one with the same limit), the
  * shim's first attempt can go through the driver (a context is current). */
@@ -18,6 +23,7 @@
 #include <string.h>
 #include "../doubles/sim.h"
 #include "../tap.h"
+#include "simtest.h"
 
 #define MB (1u << 20)
 
@@ -51,6 +57,36 @@ static int fill(void)
 		errors += cudaFreeHost(blk[i]) != cudaSuccess;
 	return errors;
 }
+
+#ifndef OOM_CUDART12
+/* Out of memory while a kernel waits for the host. */
+static void waiting_kernel(void)
+{
+	struct simtest_spin k = { .limit_ms = 3000 };
+	cudaStream_t ks;
+	void *x = NULL, *y = NULL;
+	int err;
+
+	is_int(cudaHostAlloc(&x, 6 * MB, 0), cudaSuccess, "a 6 MB block");
+	is_int(cudaFreeHost(x), cudaSuccess, "... freed (the shim keeps it)");
+	is_int(cudaHostAlloc((void **)&k.flag, 4096, cudaHostAllocMapped), cudaSuccess, "a mapped flag");
+	is_int(cudaStreamCreateWithFlags(&ks, cudaStreamNonBlocking), cudaSuccess, "a stream for the kernel");
+	*k.flag = 0;
+	simLaunch(ks, simtest_spin_fn, &k, 0);
+	err = cudaHostAlloc(&y, 3 * MB, 0);
+	__atomic_store_n(k.flag, 1, __ATOMIC_RELEASE);
+	cudaStreamSynchronize(ks);
+	is_int(__atomic_load_n(&k.gave_up, __ATOMIC_ACQUIRE), 0,
+	       "3 MB with a kernel waiting for the host: the allocation did not wait for it");
+	is_int(err, cudaSuccess, "... and succeeded");
+	is_int(cudaGetLastError(), cudaSuccess, "... leaving no error behind");
+	if (y)
+		memset(y, 3, 3 * MB);
+	is_int(cudaFreeHost(y), cudaSuccess, "the 3 MB block frees");
+	cudaFreeHost(k.flag);
+	cudaStreamDestroy(ks);
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -93,6 +129,9 @@ int main(int argc, char **argv)
 	is_int(cudaGetLastError(), cudaErrorInvalidDevice, "... returned by cudaGetLastError");
 	is_int(cudaFreeHost(p), cudaSuccess, "the 5 MB block frees");
 	is_int(cudaGetLastError(), cudaSuccess, "no error left");
+#ifndef OOM_CUDART12
+	waiting_kernel();
+#endif
 	counters(&c);
 	diag("sim: %llu allocation(s) refused for lack of memory", c.host_alloc_oom);
 	return done_testing();

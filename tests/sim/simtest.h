@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline double simtest_now_ms(void)
 {
@@ -36,6 +37,29 @@ static inline void simtest_reader(void *arg)
             j->bad = 1;
             return;
         }
+}
+
+/* A "kernel" that waits for the host: it spins until *flag (in mapped
+ * pinned memory) is set, or gives up after limit_ms and says so.  A call
+ * that waited for it would wait for ever on a GPU. */
+struct simtest_spin {
+    int *flag;
+    double limit_ms;
+    int gave_up;
+};
+
+static inline void simtest_spin_fn(void *arg)
+{
+    struct simtest_spin *k = arg;
+    double t0 = simtest_now_ms();
+
+    while (!__atomic_load_n(k->flag, __ATOMIC_ACQUIRE)) {
+        if (simtest_now_ms() - t0 > k->limit_ms) {
+            __atomic_store_n(&k->gave_up, 1, __ATOMIC_RELEASE);
+            return;
+        }
+        usleep(50);
+    }
 }
 
 #endif

@@ -248,15 +248,46 @@ static void test_oom_trims_and_retries(void)
     int hit;
     fake_reset(&p, (size_t)1 << 30);
     fake.limit = 4 << 20;
-    void *a = xalloc(&p, 3 << 20, 0, NULL);
+    void *a = xalloc(&p, 1 << 20, 0, NULL);
     pc_pool_free(&p, a, 0);
-    uint64_t before = PC_STAT_GET(oom_retries);
-    void *b = xalloc(&p, 2 << 20, 0, &hit);
-    ok(b != NULL && !hit, "fits only after the idle block is released");
+    uint64_t before = PC_STAT_GET(oom_retries), larger = PC_STAT_GET(oom_larger);
+    void *b = xalloc(&p, 7 << 19, 0, &hit);
+    ok(b != NULL && !hit, "fits only after the (smaller) idle block is released");
     is_int((long)(PC_STAT_GET(oom_retries) - before), 1, "one retry");
+    is_int((long)fake.releases, 1, "... after releasing the idle block");
+    is_int((long)(PC_STAT_GET(oom_larger) - larger), 0, "... no larger block to take");
     void *c = NULL;
     is_int(pc_pool_alloc(&p, 3 << 20, 0, &c, &hit), 2, "still impossible: the runtime's error");
     is_int(pc_pool_alloc(&p, (size_t)1 << 50, 0, &c, &hit), -1, "too large to cache: caller passes through");
+}
+
+/* Out of memory with an idle block of a larger class whose fence is done:
+ * that block, nothing released (a release waits for the device). */
+static void test_oom_takes_larger(void)
+{
+    struct pc_pool p;
+    int hit;
+    fake_reset(&p, (size_t)1 << 30);
+    fake.limit = 4 << 20;
+    fake.quiet = 0;
+    void *a = xalloc(&p, 3 << 20, 0, NULL);
+    void *s = xalloc(&p, 1 << 19, 0, NULL);
+    pc_pool_free(&p, s, 0);      /* a smaller idle block: no use */
+    pc_pool_free(&p, a, 5);      /* fenced, not yet known done */
+    fake.done = 5;               /* ... but done when polled */
+    uint64_t larger = PC_STAT_GET(oom_larger);
+    void *b = xalloc(&p, 2 << 20, 0, &hit);
+    ok(b == a, "2 MiB, out of memory: the idle 3 MiB block");
+    is_int((long)fake.releases, 0, "... nothing released");
+    is_int((long)(PC_STAT_GET(oom_larger) - larger), 1, "... counted");
+    pc_pool_free(&p, b, 0);
+    void *c = xalloc(&p, 3 << 20, 0, &hit);
+    ok(c == a && hit, "freed, it is a 3 MiB block again: the next 3 MiB request hits it");
+    fake.done = 0;
+    pc_pool_free(&p, c, 9);      /* fenced and still pending */
+    b = NULL;
+    is_int(pc_pool_alloc(&p, 2 << 20, 0, &b, &hit), 0, "with its fence pending: no larger block, ...");
+    ok(b != a && fake.releases >= 1, "... the cache released and the retry succeeded");
 }
 
 static void test_headroom(void)
@@ -460,6 +491,7 @@ int main(void)
     test_cap_trims_lru();
     test_cap_prefers_idle_device();
     test_oom_trims_and_retries();
+    test_oom_takes_larger();
     test_headroom();
     test_headroom_waits_for_quiet();
     test_memory_limit();
