@@ -354,8 +354,9 @@ echo
 # ---- the hit pair's bookkeeping (issue 19, item 4): a row's pair less the
 # fence's own two calls, both measured in this run; the target is at most
 # half the fence's calls.  Then the bookkeeping at callcost's prices: the
-# other calls a hit pair makes (two cudaGetDevice, the allocation's
-# cuCtxGetStreamPriorityRange, the free's cuCtxGetCurrent: tests/bench/simhit.sh
+# other calls a hit pair makes (a cuCtxGetCurrent in each call, whose
+# context names the device, cudaGetDevice being asked once per context;
+# the allocation's cuCtxGetStreamPriorityRange: tests/bench/simhit.sh
 # counts them) and its four clock reads (rdtsc where the clock source is tsc,
 # PINCACHE_CLOCK=auto, else clock_gettime); the rest is pincache's own code.
 echo "Hit pair bookkeeping = pair − fence calls (the row's median ns/pair less callcost's cuCtxRecordEvent+cuEventQuery with as many idle streams; same run; target: at most half the fence calls):"
@@ -367,16 +368,16 @@ if [ "$csrc" = tsc ] && [ -n "$(cc tsc)" ]; then rd=$(cc tsc) rdn=rdtsc; else rd
 for m in shim shim2 shim32; do
     case $m in *32) fc=$(cc drv_ctx32) ;; *) fc=$(cc drv_ctx) ;; esac
     p=$(field "hitpath.$m" median_ns)
-    awk -v m="$m" -v n="$(field "hitpath.$m" streams)" -v p="$p" -v f="$fc" -v g="$(cc getdev)" \
+    awk -v m="$m" -v n="$(field "hitpath.$m" streams)" -v p="$p" -v f="$fc" \
         -v q="$(cc drv_prio)" -v c="$(cc drv_ctxcur)" -v r="$rd" 'BEGIN {
         if (p == "" || f == "" || f + 0 == 0) { printf "| %s | %s | %s | %s | FAIL | n/a | | | |\n", m, n, p, f; exit }
-        b = p - f; o = (g == "" || q == "" || c == "") ? "" : 2 * g + q + c; k = (r == "") ? "" : 4 * r
+        b = p - f; o = (q == "" || c == "") ? "" : q + 2 * c; k = (r == "") ? "" : 4 * r
         printf "| %s | %s | %.0f | %.0f | %.0f | %.2f | %s | %s | %s |\n", m, n, p, f, b, b / f,
             o == "" ? "n/a" : sprintf("%.0f", o), k == "" ? "n/a" : sprintf("%.0f", k),
             (o == "" || k == "") ? "n/a" : sprintf("%.0f", b - o - k) }'
 done
 echo
-echo "(other CUDA calls: 2 × cudaGetDevice + cuCtxGetStreamPriorityRange + cuCtxGetCurrent at callcost's prices;" \
+echo "(other CUDA calls: cuCtxGetStreamPriorityRange + 2 × cuCtxGetCurrent at callcost's prices;" \
      "clock reads: 4 × ${rdn} (the clock source is ${csrc:-unknown}); pincache's own code: the bookkeeping less both.)"
 echo
 echo "fork() + the child's exit + waitpid with pinned memory held (tests/bench/forkcost.cu, median of 21, us):"

@@ -33,7 +33,8 @@ static char pc_foreign_anchor[64];
  * device 0's context.  -1: pass through (bad flags, no device or context:
  * the real call gives the error).  The device is asked here rather than
  * through the flavour table: every cache hit asks, and the table would add
- * a call to it. */
+ * a call to it; the runtime's answer is learned once per current context
+ * (pc_fence_current_device), so a hit asks cuCtxGetCurrent only. */
 static int pc_block_key(unsigned int flags, int drv, unsigned *key)
 {
     CUdevice d = 0;
@@ -41,7 +42,7 @@ static int pc_block_key(unsigned int flags, int drv, unsigned *key)
 
     if (pc_flags_key(flags, key) != 0 || pc_ctx_created_current())
         return -1;
-    if (drv ? PC_CALL_DRV(cuCtxGetDevice, &d) != CUDA_SUCCESS : PC_CALL_REAL(cudaGetDevice, &dev) != cudaSuccess)
+    if (drv ? PC_CALL_DRV(cuCtxGetDevice, &d) != CUDA_SUCCESS : pc_fence_current_device(&dev) != 0)
         return -1;
     dev = drv ? (int)d : dev;
     if (dev < 0 || dev >= PC_POOL_NHOME)

@@ -115,7 +115,9 @@ cudaError_t pc_device_reset(void)
         else if (pending == cudaSuccess)
             PC_CALL_REAL(cudaGetLastError);   /* our failed question: the program's last error stays */
     }
-    return PC_CALL_REAL(cudaDeviceReset);
+    cudaError_t r = PC_CALL_REAL(cudaDeviceReset);
+    pc_fence_contexts_changed();
+    return r;
 }
 
 /* cuDevicePrimaryCtxReset(dev) is a device reset of dev (measured: the
@@ -125,7 +127,9 @@ CUresult pc_drv_primary_reset(CUdevice dev)
 {
     pc_mark_used();
     pc_forget_device((int)dev);
-    return PC_CALL_DRV(cuDevicePrimaryCtxReset_v2, dev);
+    CUresult r = PC_CALL_DRV(cuDevicePrimaryCtxReset_v2, dev);
+    pc_fence_contexts_changed();
+    return r;
 }
 
 /* A release destroys the primary context when it drops the last retain
@@ -138,8 +142,10 @@ CUresult pc_drv_primary_released(CUresult r, CUdevice dev)
 
     pc_mark_used();
     if (r == CUDA_SUCCESS && PC_CALL_DRV(cuDevicePrimaryCtxGetState, dev, &flags, &active) == CUDA_SUCCESS &&
-        !active)
+        !active) {
         pc_forget_device((int)dev);
+        pc_fence_contexts_changed();
+    }
     return r;
 }
 
@@ -200,6 +206,8 @@ CUresult pc_drv_ctx_created(CUresult r, CUcontext *pctx)
 /* Nothing of a created context is cached, so nothing is forgotten. */
 CUresult pc_drv_ctx_destroyed(CUresult r, CUcontext ctx)
 {
+    if (r == CUDA_SUCCESS)
+        pc_fence_contexts_changed();
     if (r == CUDA_SUCCESS && ctx && pc_state.mode != PC_MODE_OFF && !pc_state.forked_child)
         pc_created_set(ctx, NULL);
     return r;

@@ -170,14 +170,55 @@ static int pc_cover_stream(struct pc_fence *f, void *s, int dev, int legacy, int
     return pc_fence_keep(f, e, legacy, busy);
 }
 
+/* The current device, where ctx is the current context (NULL: none, or
+ * not asked): the runtime's cudaGetDevice, learned once per context and
+ * thread.  A context belongs to one device for its life, and every reset,
+ * release or destroy pincache sees (pc_fence_contexts_changed) forgets what
+ * was learned; so a hit pair asks the cuCtxGetCurrent its fence needs
+ * anyway, not also cudaGetDevice (27-66 ns on the H200's host, callcost
+ * runs 7-63). */
+static uint64_t pc_ctx_gen = 1;        /* atomic */
+static __thread struct {
+    void *ctx;
+    uint64_t gen;
+    int dev;
+} pc_tls_ctxdev __attribute__((tls_model("initial-exec")));
+
+void pc_fence_contexts_changed(void)
+{
+    __atomic_add_fetch(&pc_ctx_gen, 1, __ATOMIC_RELEASE);
+}
+
+static int pc_device_of(void *ctx, int *dev)
+{
+    uint64_t gen = __atomic_load_n(&pc_ctx_gen, __ATOMIC_ACQUIRE);
+
+    if (ctx && pc_tls_ctxdev.ctx == ctx && pc_tls_ctxdev.gen == gen) {
+        *dev = pc_tls_ctxdev.dev;
+        return 0;
+    }
+    if (O->get_device(dev) != 0)
+        return -1;
+    if (ctx) {
+        pc_tls_ctxdev.ctx = ctx;
+        pc_tls_ctxdev.gen = gen;
+        pc_tls_ctxdev.dev = *dev;
+    }
+    return 0;
+}
+
+int pc_fence_current_device(int *dev)
+{
+    return pc_device_of(O->ctx_wide() ? O->ctx_current() : NULL, dev);
+}
+
 /* Cover device dev's current context in f with one context-wide event,
  * dropped at once if already complete.  Returns 0; -2 when the context is
  * broken (nothing can be fenced there, and nothing more may be asked);
  * -1 when the driver refused (the caller then covers the device stream by
  * stream).  F.lock held. */
-static int pc_cover_context(struct pc_fence *f, int dev, int *busy)
+static int pc_cover_context(struct pc_fence *f, int dev, void *ctx, int *busy)
 {
-    void *ctx = O->ctx_current();
     struct pc_ev *e;
     int r;
     static int once;
@@ -211,6 +252,8 @@ static int pc_is_blind(int dev)
 struct pc_cover {
     struct pc_fence *f;
     int *busy;
+    int cur;                   /* the caller's device ... */
+    void *ctx;                 /* ... and its current context, already asked (NULL: ask) */
 };
 
 /* Cover device dev (current) into c->f: one context-wide event where the
@@ -223,7 +266,7 @@ static int pc_cover_device(int dev, void *arg)
     int rc;
 
     if (O->ctx_wide()) {
-        int r = pc_cover_context(c->f, dev, c->busy);
+        int r = pc_cover_context(c->f, dev, dev == c->cur && c->ctx ? c->ctx : O->ctx_current(), c->busy);
         if (r == 0)
             return 0;
         if (r == -2)
@@ -256,15 +299,15 @@ static int pc_cover_device(int dev, void *arg)
  * to it), the calling thread's own device included.  F.lock held. */
 static int pc_cover_all(struct pc_fence *f, int *busy)
 {
-    struct pc_cover c = { f, busy };
-    int cur = 0, rc;
+    struct pc_cover c = { f, busy, 0, O->ctx_wide() ? O->ctx_current() : NULL };
+    int rc;
     struct pc_ev *z, **zp;
 
-    if (O->get_device(&cur) != 0)
+    if (pc_device_of(c.ctx, &c.cur) != 0)
         return -1;
-    pc_devmask_add(cur);
+    pc_devmask_add(c.cur);
     /* The used devices only: scanning all 64 bits cost a free ~450 instructions. */
-    rc = pc_fence_visit(cur, __atomic_load_n(&F.devmask, __ATOMIC_RELAXED), pc_cover_device, &c);
+    rc = pc_fence_visit(c.cur, __atomic_load_n(&F.devmask, __ATOMIC_RELAXED), pc_cover_device, &c);
     /* Work on streams destroyed while busy. */
     for (zp = &F.zombies; rc == 0 && (z = *zp) != NULL;) {
         if (pc_ev_done(z)) {

@@ -95,6 +95,13 @@ void pc_fence_forget_all(void);
  * events and streams stay. */
 void pc_fence_forget_device(int dev);
 
+/* The calling thread's current device (cudaGetDevice's answer), without
+ * asking the runtime again while the same context is current: 0, or the
+ * runtime's error.  And: a context was reset, released or destroyed (what
+ * was learned of contexts is forgotten). */
+int pc_fence_current_device(int *dev);
+void pc_fence_contexts_changed(void);
+
 /* A CUDA error other than "not ready" came back from a fence operation. */
 extern int pc_fence_broken;
 

@@ -152,6 +152,7 @@ void pc_fence_forget_all(void)
         F.evpool[d] = NULL;
     __atomic_store_n(&F.done_upto, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&F.devmask, 0, __ATOMIC_RELAXED);
+    pc_fence_contexts_changed();
 }
 
 /* Drop one reference to e, which belongs to a context being destroyed:
@@ -203,4 +204,5 @@ void pc_fence_forget_device(int dev)
     __atomic_fetch_and(&F.devmask, ~(1ull << dev), __ATOMIC_RELAXED);
     __atomic_fetch_and(&pc_fence_blind_mask, ~(1ull << dev), __ATOMIC_RELAXED);
     pthread_mutex_unlock(&F.lock);
+    pc_fence_contexts_changed();
 }

@@ -35,7 +35,8 @@ static struct {
     int broken[NDEV];                       /* sticky error of the device's context, or 0 */
     int ctx_wide, ctx_refuse, capture_refuses, query_error, blind_all;
     /* calls made */
-    int context_ok_calls, event_records, ctx_records, event_creates, set_devices;
+    int context_ok_calls, event_records, ctx_records, event_creates, set_devices, get_devices;
+    uintptr_t ctx_of[NDEV];                 /* a device's context handle, if not 0x10 + dev */
 } fk;
 
 /* A fresh fence state (forgetting each device also ends its blindness). */
@@ -84,11 +85,11 @@ static unsigned long stream_ticket(void *s)
     return t;
 }
 
-static int f_get_device(int *dev) { *dev = fk.cur; return 0; }
+static int f_get_device(int *dev) { fk.get_devices++; *dev = fk.cur; return 0; }
 static int f_set_device(int dev) { fk.set_devices++; if (dev < 0 || dev >= NDEV) return 101; fk.cur = dev; return 0; }
 static int f_context_ok(void) { fk.context_ok_calls++; return !fk.broken[fk.cur]; }
 static int f_ctx_wide(void) { return fk.ctx_wide; }
-static void *f_ctx_current(void) { return (void *)(uintptr_t)(0x10 + fk.cur); }
+static void *f_ctx_current(void) { return (void *)(fk.ctx_of[fk.cur] ? fk.ctx_of[fk.cur] : (uintptr_t)(0x10 + fk.cur)); }
 
 static int f_ctx_record(void *ctx, void *ev)
 {
@@ -405,6 +406,32 @@ static void test_forget_device(void)
     ok(pc_fence_busy_now() == 0, "device 1 reset: its streams are forgotten");
 }
 
+/* The current device is learned once per context: asked again only when
+ * another context is current, or after a context went (a destroyed
+ * context's handle may come back for another device). */
+static void test_current_device(void)
+{
+    int d = -1;
+
+    fake_reset(1);
+    pc_fence_contexts_changed();
+    is_int(pc_fence_current_device(&d), 0, "current device: asked");
+    is_int(d, 0, "... device 0");
+    is_int(pc_fence_current_device(&d), 0, "asked again with the same context current");
+    is_int(fk.get_devices, 1, "... the runtime was asked once");
+    fk.cur = 1;
+    pc_fence_current_device(&d);
+    ok(d == 1 && fk.get_devices == 2, "another context current: the runtime asked, device 1");
+    /* Device 1's context (0x11, just learned) is destroyed, and its handle
+     * comes back for a new context of device 0. */
+    fk.ctx_of[0] = 0x11;
+    fk.cur = 0;
+    pc_fence_contexts_changed();         /* the destroy, which pincache sees */
+    pc_fence_current_device(&d);
+    ok(d == 0 && fk.get_devices == 3, "a handle destroyed and made again for another device: asked again, that device");
+    fk.ctx_of[0] = 0;
+}
+
 static void test_wait(void)
 {
     uint64_t seq;
@@ -431,6 +458,7 @@ int main(void)
     test_broken_context();
     test_refusals();
     test_forget_device();
+    test_current_device();
     test_wait();
     return done_testing();
 }
