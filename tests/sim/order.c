@@ -203,7 +203,7 @@ static void eager(int shim, int timed)
 	}
 	for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
 		size_t n = sizes[k], first = n < 2 * MB ? n : 2 * MB;
-		struct fill f = { src, n, 'Z' };
+		struct fill f = { .p = src, .n = n, .v = 'Z' };
 		cudaError_t e;
 		double t0, ms;
 		int held;
@@ -248,7 +248,7 @@ static void nowait(void)
 	}
 	for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
 		size_t n = sizes[k];
-		struct fill f = { src, n, 'Z' };
+		struct fill f = { .p = src, .n = n, .v = 'Z' };
 		cudaError_t e;
 		double t0, ms;
 		long long bad;
