@@ -23,9 +23,11 @@ __thread struct pc_alloc_call *pc_tls_alloc __attribute__((tls_model("initial-ex
  * current context; only the retry after trimming, whose failure the plain
  * run would share, goes through the runtime.  Without a context (an error
  * from before the runtime made one current, as cudaSetDevice(99) leaves) or
- * a loaded driver, the idle blocks are released before the one runtime
- * attempt instead: slower, but once per thread at most in practice, since
- * that attempt makes a context current.  Trimming whenever an error is
+ * a loaded driver, nothing is tried: the pool makes room first (an idle
+ * block of a larger size, with no CUDA call at all; else the idle blocks
+ * released, which waits for the device) and then makes the one runtime
+ * attempt: slower, but once per thread at most in practice, since that
+ * attempt makes a context current.  Trimming whenever an error is
  * pending would cost every miss of a program that never clears its last
  * error the whole cache. */
 static void pc_alloc_first_attempt(struct pc_alloc_call *c)
@@ -38,7 +40,7 @@ static void pc_alloc_first_attempt(struct pc_alloc_call *c)
     if (PC_REAL(cuMemHostAlloc) && PC_CALL_DRV(cuCtxGetCurrent, &cur) == CUDA_SUCCESS && cur)
         c->quiet = 1;
     else
-        pc_pool_trim(&pc_cache, 0);
+        c->room_first = 1;
 }
 
 static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
@@ -63,6 +65,8 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
     }
     if (c && c->attempts++ == 0) {
         pc_alloc_first_attempt(c);
+        if (c->room_first)
+            return PC_POOL_ROOM_FIRST;
         quiet = c->quiet;
     }
     t0 = pc_now_ns();

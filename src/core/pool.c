@@ -159,12 +159,10 @@ static size_t pc_mem_allow(struct pc_pool *p, size_t cached)
     return p->ops->mem_allow && cached ? p->ops->mem_allow(p->ctx, cached) : SIZE_MAX;
 }
 
-/* Out of pinned memory: an idle block of a larger class (the same home
- * and flags) whose fence is done, the smallest first, rather than the
- * release of the cache, whose real frees wait for the device (a kernel
- * that waits for the host would hang there, and the runtime's own
- * allocation would not have waited).  The first fence not yet known is
- * polled once, outside the lock. */
+/* Room without a release, whose real frees wait for the device where the
+ * runtime's allocation would not: an idle block of a larger class (same
+ * home and flags) whose fence is done, the smallest first; the first fence
+ * not yet known is polled once, outside the lock. */
 static struct pc_block *pc_take_larger(struct pc_pool *p, unsigned cls, unsigned key, size_t req)
 {
     struct pc_home *h;
@@ -226,16 +224,20 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     t0 = pc_now_ns();
     int err = p->ops->alloc(p->ctx, size, key, &ptr);
     uint64_t dt = pc_now_ns() - t0;
+    int room = err == PC_POOL_ROOM_FIRST;
 
-    if (err == p->ops->oom_error && __atomic_load_n(&p->cached, __ATOMIC_RELAXED) > 0) {
-        PC_STAT_INC(oom_retries);
+    if (room || (err == p->ops->oom_error && __atomic_load_n(&p->cached, __ATOMIC_RELAXED) > 0)) {
+        if (!room)
+            PC_STAT_INC(oom_retries);
         if ((b = pc_take_larger(p, cls, key, req)) != NULL) {
             PC_STAT_INC(oom_larger);
             *out = b->ptr;
             return 0;
         }
         pc_pool_trim(p, 0);
+        t0 = pc_now_ns();
         err = p->ops->alloc(p->ctx, size, key, &ptr);
+        dt = room ? pc_now_ns() - t0 : dt;     /* the first call tried nothing */
     }
     if (err)
         return err;

@@ -20,7 +20,10 @@
 #define PC_KEY_HOME(key) ((key) / PC_NKEY)
 
 struct pc_pool_ops {
-    /* Allocate a real block; 0 or the runtime's error code. */
+    /* Allocate a real block; 0 or the runtime's error code, or
+     * PC_POOL_ROOM_FIRST: nothing was tried, and the caller is to make room
+     * (an idle block of a larger size, else the cache released) and ask
+     * again. */
     int (*alloc)(void *ctx, size_t size, unsigned key, void **out);
     /* Release a real block (may stall the whole process: the caller decides when). */
     void (*release)(void *ctx, void *ptr, size_t size);
@@ -42,6 +45,8 @@ struct pc_pool_ops {
     size_t (*mem_allow)(void *ctx, size_t cached);
     int oom_error;                   /* the runtime's code for out of memory */
 };
+
+#define PC_POOL_ROOM_FIRST (-2)
 
 enum pc_block_state { PC_BLOCK_NONE = 0, PC_BLOCK_LIVE, PC_BLOCK_IDLE };
 

@@ -15,7 +15,9 @@
  * request fits only without the cache's idle 6 MB block: plainly the
  * allocation does not wait for the kernel; under the shim it gets that
  * idle block instead of releasing it, a release that would wait (over
- * libcudart.so.12 too, launched through the libcuda.so.1 double).
+ * libcudart.so.12 too, launched through the libcuda.so.1 double); the same
+ * with an error pending, where the shim makes no attempt of its own first
+ * when no context is current.
  *
  * Built with -DOOM_CUDART12 against tests/driver's libcudart.so.12 (whose
  * driver, libcuda.so.1, is the simulated one with the same limit), the
@@ -105,6 +107,23 @@ static void waiting_kernel(void)
 	if (y)
 		memset(y, 3, 3 * MB);
 	is_int(cudaFreeHost(y), cudaSuccess, "the 3 MB block frees");
+
+	/* Again with an error pending: without a context current to try the
+	 * driver with, the shim tries nothing before making room. */
+	is_int(cudaSetDevice(99), cudaErrorInvalidDevice, "cudaSetDevice(99): 101, left pending");
+	y = NULL;
+	__atomic_store_n(k.flag, 0, __ATOMIC_RELEASE);
+	launch(ks, simtest_spin_fn, &k, 0);
+	err = cudaHostAlloc(&y, 2 * MB, 0);
+	__atomic_store_n(k.flag, 1, __ATOMIC_RELEASE);
+	cudaStreamSynchronize(ks);
+	is_int(__atomic_load_n(&k.gave_up, __ATOMIC_ACQUIRE), 0,
+	       "2 MB with an error pending and a kernel waiting for the host: the allocation did not wait for it");
+	is_int(err, cudaSuccess, "... and succeeded");
+	is_int(cudaGetLastError(), cudaErrorInvalidDevice, "... and the pending 101 is still the last error");
+	if (y)
+		memset(y, 2, 2 * MB);
+	is_int(cudaFreeHost(y), cudaSuccess, "the 2 MB block frees");
 	cudaFreeHost(k.flag);
 	cudaStreamDestroy(ks);
 }
