@@ -77,53 +77,50 @@ static launch_fn launcher(void)
 #endif
 }
 
+/* n bytes allocated while a kernel on ks waits for the host: a point that
+ * the allocation did not wait for it (what), one that it succeeded, one
+ * that the last error is then want; the block is used and freed. */
+static void beside_kernel(launch_fn launch, cudaStream_t ks, struct simtest_spin *k, size_t n,
+			  cudaError_t want, const char *what)
+{
+	void *y = NULL;
+	int err;
+
+	__atomic_store_n(k->flag, 0, __ATOMIC_RELEASE);
+	launch(ks, simtest_spin_fn, k, 0);
+	err = cudaHostAlloc(&y, n, 0);
+	__atomic_store_n(k->flag, 1, __ATOMIC_RELEASE);
+	cudaStreamSynchronize(ks);
+	is_int(__atomic_load_n(&k->gave_up, __ATOMIC_ACQUIRE), 0, "%s: the allocation did not wait for it", what);
+	is_int(err, cudaSuccess, "... and succeeded");
+	is_int(cudaGetLastError(), want, "... and the last error is %d", (int)want);
+	if (y)
+		memset(y, 3, n);
+	is_int(cudaFreeHost(y), cudaSuccess, "... and the block frees");
+}
+
 /* Out of memory while a kernel waits for the host. */
 static void waiting_kernel(void)
 {
 	struct simtest_spin k = { .limit_ms = 3000 };
 	launch_fn launch = launcher();
 	cudaStream_t ks;
-	void *x = NULL, *y = NULL;
-	int err;
+	void *x = NULL;
 
 	if (!launch) {
 		ok(0, "the simulated device's simLaunch");
 		return;
 	}
-
 	is_int(cudaHostAlloc(&x, 6 * MB, 0), cudaSuccess, "a 6 MB block");
 	is_int(cudaFreeHost(x), cudaSuccess, "... freed (the shim keeps it)");
 	is_int(cudaHostAlloc((void **)&k.flag, 4096, cudaHostAllocMapped), cudaSuccess, "a mapped flag");
 	is_int(cudaStreamCreateWithFlags(&ks, cudaStreamNonBlocking), cudaSuccess, "a stream for the kernel");
-	*k.flag = 0;
-	launch(ks, simtest_spin_fn, &k, 0);
-	err = cudaHostAlloc(&y, 3 * MB, 0);
-	__atomic_store_n(k.flag, 1, __ATOMIC_RELEASE);
-	cudaStreamSynchronize(ks);
-	is_int(__atomic_load_n(&k.gave_up, __ATOMIC_ACQUIRE), 0,
-	       "3 MB with a kernel waiting for the host: the allocation did not wait for it");
-	is_int(err, cudaSuccess, "... and succeeded");
-	is_int(cudaGetLastError(), cudaSuccess, "... leaving no error behind");
-	if (y)
-		memset(y, 3, 3 * MB);
-	is_int(cudaFreeHost(y), cudaSuccess, "the 3 MB block frees");
-
+	beside_kernel(launch, ks, &k, 3 * MB, cudaSuccess, "3 MB with a kernel waiting for the host");
 	/* Again with an error pending: without a context current to try the
 	 * driver with, the shim tries nothing before making room. */
 	is_int(cudaSetDevice(99), cudaErrorInvalidDevice, "cudaSetDevice(99): 101, left pending");
-	y = NULL;
-	__atomic_store_n(k.flag, 0, __ATOMIC_RELEASE);
-	launch(ks, simtest_spin_fn, &k, 0);
-	err = cudaHostAlloc(&y, 2 * MB, 0);
-	__atomic_store_n(k.flag, 1, __ATOMIC_RELEASE);
-	cudaStreamSynchronize(ks);
-	is_int(__atomic_load_n(&k.gave_up, __ATOMIC_ACQUIRE), 0,
-	       "2 MB with an error pending and a kernel waiting for the host: the allocation did not wait for it");
-	is_int(err, cudaSuccess, "... and succeeded");
-	is_int(cudaGetLastError(), cudaErrorInvalidDevice, "... and the pending 101 is still the last error");
-	if (y)
-		memset(y, 2, 2 * MB);
-	is_int(cudaFreeHost(y), cudaSuccess, "the 2 MB block frees");
+	beside_kernel(launch, ks, &k, 2 * MB, cudaErrorInvalidDevice,
+		      "2 MB with an error pending and a kernel waiting for the host");
 	cudaFreeHost(k.flag);
 	cudaStreamDestroy(ks);
 }
