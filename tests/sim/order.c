@@ -162,6 +162,16 @@ static void d1(void)
 	for (size_t k = 0; k < 2; k++) {
 		size_t n = sizes[k];
 		double ms;
+#ifdef __SANITIZE_THREAD__
+		/* Its first 2 MiB must be read before the stream's kernel ends:
+		 * under ThreadSanitizer, beside make check's other tests on two
+		 * cores, that read once took longer than the kernel's 240 ms.
+		 * The other builds check it. */
+		if (n > 2 * MB) {
+			skip(1, "d1: cudaMemcpy_ptds reading its first 2 MiB at once: timing, not under ThreadSanitizer");
+			continue;
+		}
+#endif
 		cudaError_t e = behind_hostfn(cudaStreamLegacy, 1, dev, src, n, 'Q', &ms);
 		size_t first = n < 2 * MB ? n : 2 * MB;
 
