@@ -30,17 +30,16 @@ __thread struct pc_alloc_call *pc_tls_alloc __attribute__((tls_model("initial-ex
  * attempt makes a context current.  Trimming whenever an error is
  * pending would cost every miss of a program that never clears its last
  * error the whole cache. */
-static void pc_alloc_first_attempt(struct pc_alloc_call *c)
+static int pc_alloc_first_attempt(struct pc_alloc_call *c)
 {
     CUcontext cur = NULL;
 
     if (!c->fl->runtime || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess)
-        return;
+        return 0;
     c->pending = 1;
     if (PC_REAL(cuMemHostAlloc) && PC_CALL_DRV(cuCtxGetCurrent, &cur) == CUDA_SUCCESS && cur)
         c->quiet = 1;
-    else
-        c->room_first = 1;
+    return !c->quiet;          /* 1: nothing tried, the pool makes room first */
 }
 
 static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
@@ -64,8 +63,7 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
         return 0;
     }
     if (c && c->attempts++ == 0) {
-        pc_alloc_first_attempt(c);
-        if (c->room_first)
+        if (pc_alloc_first_attempt(c))
             return PC_POOL_ROOM_FIRST;
         quiet = c->quiet;
     }

@@ -18,7 +18,6 @@ struct pc_alloc_call {
     int attempts;              /* real allocations made so far */
     int pending;               /* the program had an error pending */
     int quiet;                 /* the first attempt goes through the driver */
-    int room_first;            /* no first attempt: the pool makes room, then the runtime's */
     int failed_loud;           /* a runtime attempt failed with nothing pending */
     int failed_quiet;          /* the last attempt failed through the driver */
 };

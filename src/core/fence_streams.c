@@ -204,5 +204,4 @@ void pc_fence_forget_device(int dev)
     __atomic_fetch_and(&F.devmask, ~(1ull << dev), __ATOMIC_RELAXED);
     __atomic_fetch_and(&pc_fence_blind_mask, ~(1ull << dev), __ATOMIC_RELAXED);
     pthread_mutex_unlock(&F.lock);
-    pc_fence_contexts_changed();
 }
