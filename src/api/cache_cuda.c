@@ -4,6 +4,7 @@
 #include <time.h>
 #include "api/cache_cuda.h"
 #include "stage/fastalloc.h"
+#include "stage/stage.h"
 #include "core/cache.h"
 #include "core/fence.h"
 #include "core/hostkind.h"
@@ -62,11 +63,12 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
         pc_hostkind_changed();     /* copies' pages remembered as pageable: core/hostkind.h */
         return 0;
     }
-    if (c && c->attempts++ == 0) {
-        if (pc_alloc_first_attempt(c))
-            return PC_POOL_ROOM_FIRST;
-        quiet = c->quiet;
-    }
+    /* While an error is pending every attempt is quiet (the pool may make
+     * several: after trimming, shedding the rings, at the exact size); if
+     * all fail, pc_alloc's passthrough asks the runtime itself. */
+    if (c && c->attempts++ == 0 && pc_alloc_first_attempt(c))
+        return PC_POOL_ROOM_FIRST;
+    quiet = c && c->quiet;
     t0 = pc_now_ns();
     err = (quiet ? &pc_flavour_drv : fl)->alloc(out, size, pc_key_flags(key), 0);
     PC_STAT_INC(real_alloc_calls);
@@ -102,6 +104,7 @@ static void pc_ops_release(void *ctx, void *ptr, size_t size)
     PC_STAT_ADD(real_free_ns, pc_now_ns() - t0);
 }
 
+static size_t pc_ops_shed(void *ctx) { return pc_stage_shed(); }
 static int pc_ops_fence_known(void *ctx, uint64_t seq) { return pc_fence_known(seq); }
 static int pc_ops_fence_poll(void *ctx, uint64_t seq) { return pc_fence_poll(seq); }
 static int pc_ops_device_idle(void *ctx) { return pc_fence_idle(); }
@@ -160,5 +163,6 @@ const struct pc_pool_ops pc_cache_cuda_ops = {
     .fence_wait = pc_ops_fence_wait,
     .device_quiet = pc_ops_device_quiet,
     .mem_allow = pc_ops_mem_allow,
+    .shed = pc_ops_shed,
     .oom_error = cudaErrorMemoryAllocation,
 };

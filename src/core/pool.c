@@ -14,24 +14,8 @@ void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, s
     p->ctx = ctx;
     p->max_cached = max_cached;
     p->headroom_pct = headroom_pct;
-    p->alloc_fixed_ns = 500000;
-    p->alloc_per_mib_ns = 300000;
-}
-
-static uint64_t pc_alloc_cost_ns(const struct pc_pool *p, size_t size)
-{
-    return p->alloc_fixed_ns + p->alloc_per_mib_ns * (uint64_t)(size >> 20);
-}
-
-/* Fold one real allocation's duration into the cost model (lock held).
- * Small blocks teach the fixed part, large ones the per-MiB part. */
-static void pc_alloc_cost_learn(struct pc_pool *p, size_t size, uint64_t ns)
-{
-    uint64_t mib = size >> 20;
-    if (mib == 0)
-        p->alloc_fixed_ns = (p->alloc_fixed_ns * 7 + ns) / 8;
-    else if (ns > p->alloc_fixed_ns)
-        p->alloc_per_mib_ns = (p->alloc_per_mib_ns * 7 + (ns - p->alloc_fixed_ns) / mib) / 8;
+    p->cost = (struct pc_alloc_cost)PC_ALLOC_COST_SEED;
+    pthread_cond_init(&p->released, NULL);
 }
 
 /* --- idle lists (lock held) --- */
@@ -80,24 +64,11 @@ static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
     __atomic_store_n(&p->cached, p->cached - b->size, __ATOMIC_RELAXED);
 }
 
-/* Slack above the peak request: headroom_pct of it, but at least 32 MiB so
- * that a handful of differently sized buffers can all stay cached, and at
- * least one more block of the size asked for, so it can be double-buffered. */
-#define PC_HEADROOM_FLOOR ((size_t)32 << 20)
-static size_t pc_headroom(const struct pc_pool *p, size_t peak, size_t size)
-{
-    size_t h = peak / 100 * p->headroom_pct;
-    if (h < PC_HEADROOM_FLOOR)
-        h = PC_HEADROOM_FLOOR;
-    return h > size ? h : size;
-}
-
 /* What the cache may hold once a block of size is added for a request of
- * req: the peak request (this one included) plus the headroom.  Lock held. */
+ * req (sizeclass.h).  Lock held. */
 static size_t pc_hold_limit(const struct pc_pool *p, size_t size, size_t req)
 {
-    size_t limit = p->req_peak > p->req_live + req ? p->req_peak : p->req_live + req;
-    return limit + pc_headroom(p, limit, size);
+    return pc_hold_bound(p->req_peak, p->req_live + req, size, p->headroom_pct);
 }
 
 /* The idle bytes the cache may keep once add more bytes are held: those it
@@ -226,7 +197,10 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     uint64_t dt = pc_now_ns() - t0;
     int room = err == PC_POOL_ROOM_FIRST;
 
-    if (room || (err == p->ops->oom_error && __atomic_load_n(&p->cached, __ATOMIC_RELAXED) > 0)) {
+    /* Out of memory with idle blocks held, or with another thread's trim
+     * still releasing some (their memory is not back yet). */
+    if (room || (err == p->ops->oom_error && (__atomic_load_n(&p->cached, __ATOMIC_RELAXED) > 0 ||
+                                              __atomic_load_n(&p->releasing, __ATOMIC_RELAXED) > 0))) {
         if (!room)
             PC_STAT_INC(oom_retries);
         if ((b = pc_take_larger(p, cls, key, req)) != NULL) {
@@ -235,9 +209,34 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
             return 0;
         }
         pc_pool_trim(p, 0);
+        pthread_mutex_lock(&p->lock);
+        while (p->releasing)
+            pthread_cond_wait(&p->released, &p->lock);
+        pthread_mutex_unlock(&p->lock);
+        /* With nothing tried yet, the one attempt (pc_pool_ops) gets all
+         * the room there is, and asks for what plainly is asked. */
+        if (room && p->ops->shed)
+            (void)p->ops->shed(p->ctx);
+        if (room && size > req + PC_CLASS_PAGE - 1) {
+            size = (req + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);
+            cls--;
+        }
         t0 = pc_now_ns();
         err = p->ops->alloc(p->ctx, size, key, &ptr);
         dt = room ? pc_now_ns() - t0 : dt;     /* the first call tried nothing */
+    }
+    /* Then pincache's own pinned memory besides the cache goes; then the
+     * class's rounding (plainly only the request's pages are asked for):
+     * such a block serves the class below its size. */
+    if (err == p->ops->oom_error && p->ops->shed && p->ops->shed(p->ctx))
+        err = p->ops->alloc(p->ctx, size, key, &ptr);
+    if (err == p->ops->oom_error && size > req + PC_CLASS_PAGE - 1) {
+        size_t exact = (req + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);
+        if ((err = p->ops->alloc(p->ctx, exact, key, &ptr)) == 0) {
+            PC_STAT_INC(oom_exact);
+            size = exact;
+            cls--;
+        }
     }
     if (err)
         return err;
@@ -250,7 +249,7 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     b->key = key;
     b->cls = cls;
     pthread_mutex_lock(&p->lock);
-    pc_alloc_cost_learn(p, size, dt);
+    pc_alloc_cost_learn(&p->cost, size, dt);
     if (pc_registry_add(&p->reg, b) != 0) {
         pthread_mutex_unlock(&p->lock);
         free(b);
@@ -268,13 +267,6 @@ fail_release:
      * from the runtime directly. */
     p->ops->release(p->ctx, ptr, size);
     return p->ops->alloc(p->ctx, req, key, out);
-}
-
-/* Would a new block of size (for a request of req) keep what the cache
- * holds within the headroom, without releasing another first?  Lock held. */
-static int pc_room_for(const struct pc_pool *p, size_t size, size_t req)
-{
-    return p->held + size <= pc_hold_limit(p, size, req);
 }
 
 int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit)
@@ -310,8 +302,8 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         uint64_t budget;
         int room;
         pthread_mutex_lock(&p->lock);
-        budget = pc_alloc_cost_ns(p, size);
-        room = pc_room_for(p, size, req);
+        budget = pc_alloc_cost_ns(&p->cost, size);
+        room = p->held + size <= pc_hold_limit(p, size, req);   /* within the headroom, releasing nothing */
         pthread_mutex_unlock(&p->lock);
         int ready = p->ops->fence_poll(p->ctx, wait_seq);
         if (!ready && idle >= 2 && !room) {
@@ -432,6 +424,8 @@ static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why)
         }
         pthread_mutex_lock(&p->lock);
         p->releasing -= b->size;
+        if (!p->releasing)
+            pthread_cond_broadcast(&p->released);
         pc_publish(p);
         pthread_mutex_unlock(&p->lock);
         free(b);

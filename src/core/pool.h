@@ -43,6 +43,9 @@ struct pc_pool_ops {
     /* Of the idle bytes the cache holds (cached), those a memory limit lets
      * it keep (SIZE_MAX: no limit); NULL: no limits.  No CUDA. */
     size_t (*mem_allow)(void *ctx, size_t cached);
+    /* Out of memory: give back pinned memory held besides the pool (the
+     * staging rings); nonzero when some went.  NULL: none.  May call CUDA. */
+    size_t (*shed)(void *ctx);
     int oom_error;                   /* the runtime's code for out of memory */
 };
 
@@ -65,14 +68,12 @@ struct pc_pool {
     size_t cached;                   /* idle bytes; written atomically, read without the lock by the cap check */
     size_t held;                     /* real bytes owned, live or idle */
     size_t releasing;                /* bytes a trim took out, still being released */
+    pthread_cond_t released;         /* broadcast when releasing returns to 0 */
     size_t req_live, req_peak;       /* bytes the program asked for: now, and at most */
     size_t trim_owed;                /* atomic: the largest block whose miss left the headroom's trim to the next free */
     unsigned headroom_pct;           /* read-only after init */
     struct pc_block *dropped;        /* blocks forgotten by pc_pool_drop_home */
-    /* Cost model of a real allocation, ns = fixed + per_mib * MiB, kept as
-     * moving averages of what the real calls took (seeded from the H200
-     * measurements: 0.53 ms up to 1 MB, 5.2 ms at 16 MB). */
-    uint64_t alloc_fixed_ns, alloc_per_mib_ns;
+    struct pc_alloc_cost cost;       /* of a real allocation (core/sizeclass.h) */
 };
 
 /* headroom_pct: when a new real block is needed and the cache would then

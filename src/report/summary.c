@@ -258,10 +258,11 @@ void pc_report_summary(struct pc_emitter *e, const struct pc_report *r)
         char fast[200] = "";
         extra[0] = '\0';
         if (st->real_alloc_fail)
-            pc_fmt(extra, sizeof extra, " (%s failed, %s for lack of memory with idle blocks held: %s served a larger idle block)",
+            pc_fmt(extra, sizeof extra, " (%s failed, %s for lack of memory with idle blocks held: %s served a larger idle block; %s made at the size asked for)",
                    pc_hu(&d, PC_EMIT_COUNT, st->real_alloc_fail),
                    pc_hu(&f, PC_EMIT_COUNT, st->oom_retries),
-                   pc_hu(&c, PC_EMIT_COUNT, st->oom_larger));
+                   pc_hu(&c, PC_EMIT_COUNT, st->oom_larger),
+                   pc_hu(&a, PC_EMIT_COUNT, st->oom_exact));
         /* Fast blocks (PINCACHE_FAST_ALLOC): the misses cudaHostAlloc did not make. */
         if (fast_seen)
             pc_fmt(fast, sizeof fast, "; fast blocks %s for %s in %s (about %s saved; %s fell back)",

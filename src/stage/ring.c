@@ -96,7 +96,9 @@ unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
         void *buf = NULL;
         cudaEvent_t ev;
 
-        err = PC_CALL_REAL(cudaEventCreateWithFlags, &ev, cudaEventDisableTiming);
+        /* A slot shed (pc_ring_shed) kept its event. */
+        ev = s->ev;
+        err = ev ? cudaSuccess : PC_CALL_REAL(cudaEventCreateWithFlags, &ev, cudaEventDisableTiming);
         if (err == cudaSuccess) {
             /* Ours, never the program's cache: a fast block (the staging
              * lock is held), else the real call. */
@@ -104,8 +106,7 @@ unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
                 PC_STAT_INC(fast_ring_blocks);
             else
                 err = PC_CALL_REAL(cudaHostAlloc, &buf, r->chunk, cudaHostAllocPortable);
-            if (err != cudaSuccess)
-                PC_CALL_REAL(cudaEventDestroy, ev);
+            s->ev = ev;          /* kept for the next attempt */
         }
         if (err != cudaSuccess) {
             pc_clear_own_error();
@@ -117,7 +118,6 @@ unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
             break;
         }
         s->buf = buf;
-        s->ev = ev;
         s->ev_seq = 0;
         s->pending = 0;
         r->bufs[r->nalloc++] = buf;
@@ -258,6 +258,41 @@ int pc_slot_wait(struct pc_ring *r, unsigned i, cudaError_t *err)
         return -1;
     pc_ring_seen(r, c);
     return 0;
+}
+
+size_t pc_ring_shed(void)
+{
+    size_t shed = 0;
+
+    if (pthread_mutex_trylock(&pc_rings.lock) != 0)
+        return 0;
+    for (int d = 0; d < PC_STAGE_MAX_DEV; d++) {
+        struct pc_ring *r = pc_rings.ring[d];
+        unsigned i;
+
+        if (!r || r->broken)
+            continue;
+        /* Every DMA seen done: a question to each checkpoint still open. */
+        for (i = 0; i < r->nalloc; i++)
+            if (r->slot[i].pending && PC_CALL_REAL(cudaEventQuery, r->slot[r->slot[i].cover].ev) == cudaSuccess)
+                pc_ring_seen(r, r->slot[i].cover);
+        for (i = 0; i < r->nalloc && !r->slot[i].pending; i++)
+            ;
+        if (i < r->nalloc)
+            continue;            /* NotReady is not recorded as the last error (fact d) */
+        for (i = 0; i < r->nalloc; i++) {
+            if (!pc_fast_release(r->slot[i].buf))
+                PC_CALL_REAL(cudaFreeHost, r->slot[i].buf);
+            r->slot[i].buf = r->bufs[i] = NULL;
+        }
+        PC_STAT_ADD(stage_ring_shed, r->nalloc);
+        PC_GAUGE_ADD(stage_ring_bytes, -(int64_t)(r->nalloc * r->chunk));
+        shed += r->nalloc * r->chunk;
+        r->nalloc = r->head = 0;
+        r->retry_ns = pc_now_ns() + PC_STAGE_RETRY_NS;
+    }
+    pthread_mutex_unlock(&pc_rings.lock);
+    return shed;
 }
 
 void pc_ring_forget(int dev)

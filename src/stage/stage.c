@@ -219,6 +219,11 @@ void pc_stage_forget_device(int dev)
     pc_native_forget(dev);
 }
 
+size_t pc_stage_shed(void)
+{
+    return pc_ring_shed();
+}
+
 uint64_t pc_stage_native_devices(void)
 {
     return pc_native_devices();

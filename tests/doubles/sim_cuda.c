@@ -160,12 +160,17 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+uintptr_t sim_primary_owner(int dev)
+{
+	return (uintptr_t)&ctxs[dev];
+}
+
 API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	if (dev < 0 || dev >= SIM_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (__atomic_sub_fetch(&ctxs[dev].refs, 1, __ATOMIC_RELAXED) == 0)
-		sim_mem_drop_owner((uintptr_t)&ctxs[dev]);
+		sim_primary_gone(dev);
 	return CUDA_SUCCESS;
 }
 
@@ -175,7 +180,7 @@ API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (dev < 0 || dev >= SIM_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
-	sim_mem_drop_owner((uintptr_t)&ctxs[dev]);
+	sim_primary_gone(dev);
 	return CUDA_SUCCESS;
 }
 

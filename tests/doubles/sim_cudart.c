@@ -406,7 +406,9 @@ SIM_API cudaError_t cudaDeviceSynchronize(void)
 	return cudaSuccess;
 }
 
-/* Minimal: waits for the device; allocations and streams stay. */
+/* Waits for the device; its primary context's pinned allocations go, as
+ * on the H200 (docs/runtime-facts.md, "Pinned blocks and context
+ * teardown"); streams, events and device memory stay (not modelled). */
 SIM_API cudaError_t cudaDeviceReset(void)
 {
 	cudaError_t e = sim_enter();
@@ -414,6 +416,7 @@ SIM_API cudaError_t cudaDeviceReset(void)
 	if (e)
 		return sim_ret(e);
 	sim_wait_device(tls_device);
+	sim_primary_gone(tls_device);
 	return cudaSuccess;
 }
 

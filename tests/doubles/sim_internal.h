@@ -231,6 +231,13 @@ extern __thread uintptr_t sim_tls_owner;
  * once (measured: they are gone, and the driver hands their addresses out
  * again).  Takes sim_mu. */
 void sim_mem_drop_owner(uintptr_t owner);
+void sim_mem_drop_primary(int dev, uintptr_t primary);
+/* dev's primary context destroyed (a reset, its last release): its pinned
+ * allocations are gone (H200: docs/runtime-facts.md, "Pinned blocks and
+ * context teardown"). */
+void sim_primary_gone(int dev);
+/* The owner value of dev's primary context (sim_cuda.c; 0 without it). */
+uintptr_t sim_primary_owner(int dev);
 
 /* The range containing p, or NULL.  Caller holds sim_mu; the pointer is
  * valid until sim_mu is released. */

@@ -297,13 +297,34 @@ SIM_API cudaError_t cudaFreeHost(void *ptr)
 	return size ? cudaSuccess : sim_ret(cudaErrorInvalidValue);
 }
 
+/* The runtime double alone has no contexts: its allocations' owner is 0. */
+__attribute__((weak)) uintptr_t sim_primary_owner(int dev)
+{
+	(void)dev;
+	return 0;
+}
+
+void sim_primary_gone(int dev)
+{
+	sim_mem_drop_primary(dev, sim_primary_owner(dev));
+}
+
 void sim_mem_drop_owner(uintptr_t owner)
+{
+	sim_mem_drop_primary(-1, owner);
+}
+
+/* dev >= 0: the pinned allocations of dev's primary context, whose owner is
+ * primary or, made through the runtime with no context set on the thread,
+ * 0.  dev < 0: those of owner. */
+void sim_mem_drop_primary(int dev, uintptr_t primary)
 {
 	pthread_mutex_lock(&sim_mu);
 	for (size_t i = 0; i < nranges;) {
 		struct sim_range r = ranges[i];
 
-		if (r.type != MT_HOST_ALLOC || r.owner != owner) {
+		if (r.type != MT_HOST_ALLOC ||
+		    (dev < 0 ? r.owner != primary : r.dev != dev || (r.owner != 0 && r.owner != primary))) {
 			i++;
 			continue;
 		}

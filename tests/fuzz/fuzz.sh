@@ -26,14 +26,20 @@ last=$((first + n - 1))
 "$FUZZ" --dump "$first:$last" >"$SIM_TMP/all.case" 2>"$SIM_TMP/err"
 tap_check $? "seeds $first..$last generate well-defined programs"
 
-for dev in 1 2; do
-	SIM_DEVICES=$dev FUZZ_PRELOAD=$pre FUZZ_JOBS=2 FUZZ_CHUNK=$n FUZZ_SHRINK=0 \
+# 1 and 2 devices, and one device with 32 MiB of pinned memory: plainly
+# no seed's program runs out of it, and pincache's idle blocks, its
+# staging ring and its size classes must not make it run out either.
+for dev in 1 2 1:32M; do
+	lim=${dev#*:}
+	[ "$lim" = "$dev" ] && lim=
+	dev=${dev%%:*}
+	SIM_PINNED_LIMIT=$lim SIM_DEVICES=$dev FUZZ_PRELOAD=$pre FUZZ_JOBS=2 FUZZ_CHUNK=$n FUZZ_SHRINK=0 \
 		FUZZ_TIMEOUT=$SIM_TIMEOUT sh "$top_srcdir/tests/fuzz/diff.sh" "$FUZZ" "$first" "$last" \
 		>"$SIM_TMP/out" 2>&1
 	while IFS= read -r line; do
 		case $line in
-		"ok "*" - "*) tap_check 0 "SIM_DEVICES=$dev ${line#* - }" ;;
-		"not ok "*" - "*) tap_check 1 "SIM_DEVICES=$dev ${line#* - }" ;;
+		"ok "*" - "*) tap_check 0 "SIM_DEVICES=$dev${lim:+ SIM_PINNED_LIMIT=$lim} ${line#* - }" ;;
+		"not ok "*" - "*) tap_check 1 "SIM_DEVICES=$dev${lim:+ SIM_PINNED_LIMIT=$lim} ${line#* - }" ;;
 		"#"*) echo "$line" ;;
 		esac
 	done <"$SIM_TMP/out"
@@ -45,19 +51,21 @@ for c in "$top_srcdir"/tests/fuzz/cases/*.case; do
 	[ -f "$c" ] || continue
 	name=$(basename "$c" .case)
 	assign=$(sed -n 's/^# mode: //p' "$c")
+	env=$(sed -n 's/^# env: //p' "$c")    # the device's, for both runs
 	devs=$(sed -n 's/^devices //p' "$c")
-	h0=$(SIM_DEVICES=$devs run_prog plain "$FUZZ" --replay "$c" 2>&1)
+	# shellcheck disable=SC2086
+	h0=$(export SIM_DEVICES=$devs $env; run_prog plain "$FUZZ" --replay "$c" 2>"$SIM_TMP/case.err")
 	case $h0 in
 	"replay hash "*) ;;
-	*) tap_check 1 "case $name runs plainly: $h0"; continue ;;
+	*) tap_check 1 "case $name runs plainly: $h0 $(cat "$SIM_TMP/case.err")"; continue ;;
 	esac
 	ok=0
 	for try in 1 2 3; do
 		# shellcheck disable=SC2086
-		h1=$(export SIM_DEVICES=$devs PINCACHE_REPORT=off $assign; run_prog shim "$FUZZ" --replay "$c" 2>&1)
+		h1=$(export SIM_DEVICES=$devs PINCACHE_REPORT=off $env $assign; run_prog shim "$FUZZ" --replay "$c" 2>"$SIM_TMP/case.err")
 		[ "$h0" = "$h1" ] || ok=1
 	done
 	tap_check $ok "case $name replays identically under ${assign:-the default mode}"
-	[ $ok -eq 0 ] || echo "# plain: $h0; pincache: $h1"
+	[ $ok -eq 0 ] || echo "# plain: $h0; pincache: $h1 $(cat "$SIM_TMP/case.err")"
 done
 tap_done

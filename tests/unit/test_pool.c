@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/pool.h"
 #include "util/stats.h"
 #include "tap.h"
@@ -25,7 +26,11 @@ static struct {
     int quiet;                   /* 0: a release now would wait for the device */
     size_t allow;                /* idle bytes a memory limit lets the cache keep */
     void *released[64];          /* order of releases */
-} fake = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    size_t ring;                 /* of live: pinned bytes held besides the pool (shed gives them back) */
+    unsigned sheds;
+    int gate;                    /* 1: a release waits until it is 0 again */
+    pthread_cond_t opened;
+} fake = { .lock = PTHREAD_MUTEX_INITIALIZER, .opened = PTHREAD_COND_INITIALIZER };
 
 static int fake_alloc(void *ctx, size_t size, unsigned key, void **out)
 {
@@ -44,12 +49,27 @@ static int fake_alloc(void *ctx, size_t size, unsigned key, void **out)
 static void fake_release(void *ctx, void *p, size_t size)
 {
     pthread_mutex_lock(&fake.lock);
+    while (fake.gate)
+        pthread_cond_wait(&fake.opened, &fake.lock);
     if (fake.releases < 64)
         fake.released[fake.releases] = p;
     fake.releases++;
     fake.live -= size;
     pthread_mutex_unlock(&fake.lock);
     free(p);
+}
+
+static size_t fake_shed(void *ctx)
+{
+    size_t n;
+
+    pthread_mutex_lock(&fake.lock);
+    n = fake.ring;
+    fake.live -= n;
+    fake.ring = 0;
+    fake.sheds++;
+    pthread_mutex_unlock(&fake.lock);
+    return n;
 }
 
 static int fake_known(void *ctx, uint64_t seq) { return seq <= __atomic_load_n(&fake.done, __ATOMIC_ACQUIRE); }
@@ -67,13 +87,14 @@ static int fake_wait(void *ctx, uint64_t seq, uint64_t ns)
 static const struct pc_pool_ops fake_ops = {
     .alloc = fake_alloc, .release = fake_release, .fence_known = fake_known,
     .fence_poll = fake_poll, .device_idle = fake_idle, .fence_wait = fake_wait,
-    .device_quiet = fake_quiet, .mem_allow = fake_allow, .oom_error = 2,
+    .device_quiet = fake_quiet, .mem_allow = fake_allow, .shed = fake_shed, .oom_error = 2,
 };
 
 static void fake_reset(struct pc_pool *p, size_t cap)
 {
-    fake.live = fake.limit = 0;
-    fake.allocs = fake.releases = 0;
+    fake.live = fake.limit = fake.ring = 0;
+    fake.allocs = fake.releases = fake.sheds = 0;
+    fake.gate = 0;
     fake.done = 0;
     fake.idle = 1;
     fake.quiet = 1;
@@ -290,6 +311,77 @@ static void test_oom_takes_larger(void)
     ok(b != a && fake.releases >= 1, "... the cache released and the retry succeeded");
 }
 
+/* Out of memory at the class's size with nothing cached: the pinned bytes
+ * held besides the pool go first, then the request's own pages are asked
+ * for (plainly nothing more is). */
+static void test_oom_shed_and_exact(void)
+{
+    struct pc_pool p;
+    int hit;
+    size_t req = (5u << 20) + 40000, exact = ((5u << 20) + 40000 + 4095) & ~(size_t)4095;
+
+    fake_reset(&p, (size_t)1 << 30);
+    fake.limit = 4 << 20;
+    fake.ring = fake.live = 2 << 20;
+    void *a = xalloc(&p, 3 << 20, 0, NULL);
+    ok(a && fake.sheds == 1 && fake.live == (3u << 20), "3 MiB beside 2 MiB held besides the pool: they were shed, then it fitted");
+    pc_pool_free(&p, a, 0);
+    pc_pool_trim(&p, 0);
+    fake.limit = (5u << 20) + (1u << 18);
+    uint64_t before = PC_STAT_GET(oom_exact);
+    a = xalloc(&p, req, 0, NULL);
+    ok(a && fake.live == exact, "5 MiB + 40000 with 5.25 MiB free: its class (5.5 MiB) does not fit, its pages do");
+    is_int((long)(PC_STAT_GET(oom_exact) - before), 1, "... counted");
+    pc_pool_free(&p, a, 0);
+    fake.limit = 0;
+    void *b = xalloc(&p, 5u << 20, 0, &hit);
+    ok(b == a && hit, "freed, it serves the class below its size (5 MiB)");
+    pc_pool_free(&p, b, 0);
+    b = xalloc(&p, (5u << 20) + (1u << 19), 0, &hit);
+    ok(b != a && !hit, "... and not its request's class, whose size it lacks");
+}
+
+/* Out of memory while another thread's trim is still releasing idle
+ * blocks: the allocation waits for that memory instead of failing. */
+static void *trim_all(void *arg)
+{
+    pc_pool_trim(arg, 0);
+    return NULL;
+}
+
+static void *open_gate(void *arg)
+{
+    (void)arg;
+    usleep(100000);
+    pthread_mutex_lock(&fake.lock);
+    fake.gate = 0;
+    pthread_cond_broadcast(&fake.opened);
+    pthread_mutex_unlock(&fake.lock);
+    return NULL;
+}
+
+static void test_oom_waits_for_releases(void)
+{
+    struct pc_pool p;
+    pthread_t t, g;
+    void *b = NULL;
+    int hit;
+
+    fake_reset(&p, (size_t)1 << 30);
+    fake.limit = 4 << 20;
+    void *a = xalloc(&p, 3 << 20, 0, NULL);
+    pc_pool_free(&p, a, 0);
+    fake.gate = 1;
+    pthread_create(&t, NULL, trim_all, &p);
+    while (__atomic_load_n(&p.cached, __ATOMIC_RELAXED))      /* taken out, its release held at the gate */
+        usleep(1000);
+    pthread_create(&g, NULL, open_gate, NULL);
+    is_int(pc_pool_alloc(&p, 2 << 20, 0, &b, &hit), 0, "2 MiB while another thread releases 3 MiB: waited for it, fitted");
+    ok(b && fake.releases == 1, "... after that release");
+    pthread_join(t, NULL);
+    pthread_join(g, NULL);
+}
+
 static void test_headroom(void)
 {
     struct pc_pool p;
@@ -492,6 +584,8 @@ int main(void)
     test_cap_prefers_idle_device();
     test_oom_trims_and_retries();
     test_oom_takes_larger();
+    test_oom_shed_and_exact();
+    test_oom_waits_for_releases();
     test_headroom();
     test_headroom_waits_for_quiet();
     test_memory_limit();
