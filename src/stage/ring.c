@@ -264,22 +264,23 @@ size_t pc_ring_shed(void)
 {
     size_t shed = 0;
 
-    if (pthread_mutex_trylock(&pc_rings.lock) != 0)
-        return 0;
+    /* A blocking lock: a copy staging now ends (the allocation that needs
+     * its memory waits, as the cache's releases before it waited for the
+     * device), and its DMAs are waited for too. */
+    pthread_mutex_lock(&pc_rings.lock);
     for (int d = 0; d < PC_STAGE_MAX_DEV; d++) {
         struct pc_ring *r = pc_rings.ring[d];
         unsigned i;
 
         if (!r || r->broken)
             continue;
-        /* Every DMA seen done: a question to each checkpoint still open. */
         for (i = 0; i < r->nalloc; i++)
-            if (r->slot[i].pending && PC_CALL_REAL(cudaEventQuery, r->slot[r->slot[i].cover].ev) == cudaSuccess)
+            if (r->slot[i].pending && PC_CALL_REAL(cudaEventSynchronize, r->slot[r->slot[i].cover].ev) == cudaSuccess)
                 pc_ring_seen(r, r->slot[i].cover);
         for (i = 0; i < r->nalloc && !r->slot[i].pending; i++)
             ;
         if (i < r->nalloc)
-            continue;            /* NotReady is not recorded as the last error (fact d) */
+            continue;            /* a DMA failed: the context's sticky error, the program's to see */
         for (i = 0; i < r->nalloc; i++) {
             if (!pc_fast_release(r->slot[i].buf))
                 PC_CALL_REAL(cudaFreeHost, r->slot[i].buf);

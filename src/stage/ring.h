@@ -74,10 +74,10 @@ int pc_ring_checkpoint(struct pc_ring *r, const struct pc_plan *p, unsigned firs
  * -1: *err, the runtime's answer. */
 int pc_slot_wait(struct pc_ring *r, unsigned i, cudaError_t *err);
 
-/* Out of pinned memory for the program: give back the chunks of every ring
- * no copy is using (pc_rings.lock free) whose DMAs are all done, keeping
- * their events; a ring grows again no sooner than a failed growth would
- * retry.  Returns the bytes given back. */
+/* Out of pinned memory for the program: give back the chunks of every ring,
+ * once a copy staging now has ended and their DMAs are done (waited for),
+ * keeping their events; a ring grows again no sooner than a failed growth
+ * would retry.  Takes pc_rings.lock.  Returns the bytes given back. */
 size_t pc_ring_shed(void);
 /* Drop device dev's ring (a device reset), taking pc_rings.lock. */
 void pc_ring_forget(int dev);

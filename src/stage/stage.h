@@ -58,8 +58,9 @@ void pc_stage_at_exit(void);
 /* Device dev's primary context is destroyed (a device reset): its ring
  * (pinned chunks and events) dies with it; forget it. */
 void pc_stage_forget_device(int dev);
-/* Out of pinned memory for the program: the staging rings' chunks that no
- * copy is using now go back (ring.h).  Returns the bytes given back. */
+/* Out of pinned memory for the program: the staging rings' chunks go back,
+ * once their copies and DMAs are done (ring.h).  Returns the bytes given
+ * back. */
 size_t pc_stage_shed(void);
 
 /* The devices (bit N: device N) whose copies PINCACHE_STAGE=auto left to
