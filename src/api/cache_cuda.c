@@ -19,16 +19,18 @@ __thread struct pc_alloc_call *pc_tls_alloc __attribute__((tls_model("initial-ex
 /* A failed runtime attempt replaces the program's pending last error with
  * 2, and the runtime has no call that puts it back; a plain run, with no
  * idle blocks held, would have succeeded and left it pending (issue 15,
- * D5).  So while an error is pending the first attempt goes through the
- * driver (cuMemHostAlloc: the same flag bits, no last error), which needs a
- * current context; only the retry after trimming, whose failure the plain
- * run would share, goes through the runtime.  Without a context (an error
- * from before the runtime made one current, as cudaSetDevice(99) leaves) or
- * a loaded driver, nothing is tried: the pool makes room first (an idle
- * block of a larger size, with no CUDA call at all; else the idle blocks
- * released, which waits for the device) and then makes the one runtime
- * attempt: slower, but once per thread at most in practice, since that
- * attempt makes a context current.  Trimming whenever an error is
+ * D5).  So while an error is pending every attempt of the pool's (the
+ * first, and those after trimming, shedding the rings, at the exact size)
+ * goes through the driver (cuMemHostAlloc: the same flag bits, no last
+ * error), which needs a current context; if all fail, pc_alloc's
+ * passthrough asks the runtime, whose failure the plain run would share.
+ * Without a context (an error from before the runtime made one current, as
+ * cudaSetDevice(99) leaves) or a loaded driver, nothing is tried: the pool
+ * makes room first (an idle block of a larger size, with no CUDA call at
+ * all; else the idle blocks released, which waits for the device, and the
+ * rings' chunks shed) and then makes the one runtime attempt, at the
+ * request's own pages: slower, but once per thread at most in practice,
+ * since that attempt makes a context current.  Trimming whenever an error is
  * pending would cost every miss of a program that never clears its last
  * error the whole cache. */
 static int pc_alloc_first_attempt(struct pc_alloc_call *c)
@@ -63,9 +65,6 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
         pc_hostkind_changed();     /* copies' pages remembered as pageable: core/hostkind.h */
         return 0;
     }
-    /* While an error is pending every attempt is quiet (the pool may make
-     * several: after trimming, shedding the rings, at the exact size); if
-     * all fail, pc_alloc's passthrough asks the runtime itself. */
     if (c && c->attempts++ == 0 && pc_alloc_first_attempt(c))
         return PC_POOL_ROOM_FIRST;
     quiet = c && c->quiet;

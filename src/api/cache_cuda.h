@@ -17,7 +17,7 @@ struct pc_alloc_call {
     const struct pc_flavour *fl;
     int attempts;              /* real allocations made so far */
     int pending;               /* the program had an error pending */
-    int quiet;                 /* the first attempt goes through the driver */
+    int quiet;                 /* the attempts go through the driver */
     int failed_loud;           /* a runtime attempt failed with nothing pending */
     int failed_quiet;          /* the last attempt failed through the driver */
 };

@@ -196,6 +196,7 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     int err = p->ops->alloc(p->ctx, size, key, &ptr);
     uint64_t dt = pc_now_ns() - t0;
     int room = err == PC_POOL_ROOM_FIRST;
+    size_t exact = (req + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);   /* what plainly is asked */
 
     /* Out of memory with idle blocks held, or with another thread's trim
      * still releasing some (their memory is not back yet). */
@@ -217,8 +218,8 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
          * the room there is, and asks for what plainly is asked. */
         if (room && p->ops->shed)
             (void)p->ops->shed(p->ctx);
-        if (room && size > req + PC_CLASS_PAGE - 1) {
-            size = (req + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);
+        if (room && size > exact) {
+            size = exact;
             cls--;
         }
         t0 = pc_now_ns();
@@ -230,8 +231,7 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
      * such a block serves the class below its size. */
     if (err == p->ops->oom_error && p->ops->shed && p->ops->shed(p->ctx))
         err = p->ops->alloc(p->ctx, size, key, &ptr);
-    if (err == p->ops->oom_error && size > req + PC_CLASS_PAGE - 1) {
-        size_t exact = (req + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);
+    if (err == p->ops->oom_error && size > exact) {
         if ((err = p->ops->alloc(p->ctx, exact, key, &ptr)) == 0) {
             PC_STAT_INC(oom_exact);
             size = exact;

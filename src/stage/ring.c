@@ -288,7 +288,7 @@ size_t pc_ring_shed(void)
         }
         PC_STAT_ADD(stage_ring_shed, r->nalloc);
         PC_GAUGE_ADD(stage_ring_bytes, -(int64_t)(r->nalloc * r->chunk));
-        shed += r->nalloc * r->chunk;
+        shed += (size_t)r->nalloc * r->chunk;
         r->nalloc = r->head = 0;
         r->retry_ns = pc_now_ns() + PC_STAGE_RETRY_NS;
     }
