@@ -15,6 +15,8 @@
 #include "util/stats.h"
 #include "diag/diag.h"
 #include "core/hostkind.h"
+#include "core/cache.h"
+#include "real/real.h"
 
 /* --- PINCACHE_REGISTER_DONTFORK ---
  *
@@ -113,6 +115,42 @@ void pc_register_after_fork_child(void)
     pc_dontfork_map = NULL;
 }
 
+/* Out of pinned memory (2, in both APIs) where plainly there might have
+ * been room: the cache's idle blocks and the staging rings are pincache's,
+ * so they go and the registration is tried again, as an allocation's is
+ * (core/pool.c).  The first failure must not show.  With no error pending,
+ * the runtime's is cleared before the retry, whose answer stands.  With one
+ * pending (which a failed runtime call would replace), the attempts go to
+ * the driver, which keeps no last error, and only a failure that stays is
+ * the runtime's own call and answer; with no driver or no context current
+ * to try it quietly, room is made first and the runtime's one call follows
+ * (api/cache_cuda.c decides an allocation's attempts the same way). */
+static int pc_register_real(const struct pc_flavour *fl, void *p, size_t size, unsigned int flags)
+{
+    CUcontext cur = NULL;
+    int r;
+
+    if (fl->runtime && PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess) {
+        if (!PC_REAL(cuMemHostRegister_v2) || PC_CALL_DRV(cuCtxGetCurrent, &cur) != CUDA_SUCCESS || !cur) {
+            (void)pc_cache_make_room();
+            return fl->reg(p, size, flags);
+        }
+        r = PC_CALL_DRV(cuMemHostRegister_v2, p, size, flags);
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && pc_cache_make_room()) {
+            PC_STAT_INC(register_oom_retries);
+            r = PC_CALL_DRV(cuMemHostRegister_v2, p, size, flags);
+        }
+        return r == CUDA_SUCCESS ? 0 : fl->reg(p, size, flags);
+    }
+    r = fl->reg(p, size, flags);
+    if (r != cudaErrorMemoryAllocation || !pc_cache_make_room())
+        return r;
+    PC_STAT_INC(register_oom_retries);
+    if (fl->runtime)
+        PC_CALL_REAL(cudaGetLastError);     /* ours: nothing was pending */
+    return fl->reg(p, size, flags);
+}
+
 /* Registration is counted, then passed through (runtime or driver).
  * Inside a fast block (stage/fastalloc.h) the real call would answer
  * "already registered" (712) where a cudaHostAlloc block gets "invalid
@@ -129,7 +167,7 @@ static int pc_register(const struct pc_flavour *fl, void *p, size_t size, unsign
     }
     if (pc_fast_contains(p))
         return fl->reg(p, size, ~0u);
-    r = fl->reg(p, size, flags);
+    r = pc_register_real(fl, p, size, flags);
     if (r == 0) {
         pc_hostkind_changed();
         pc_dontfork_add(p, size);

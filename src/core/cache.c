@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include "core/cache.h"
 #include "util/options.h"
+#include "util/state.h"
 
 struct pc_pool pc_cache;
 
@@ -26,4 +27,19 @@ int pc_cache_owns(const void *p)
 void pc_cache_forget_device(int dev)
 {
     pc_pool_drop_home(&pc_cache, (unsigned)dev);
+}
+
+int pc_cache_make_room(void)
+{
+    int gave;
+
+    if (pc_state.mode == PC_MODE_OFF || pc_state.forked_child || !pc_cache.ops)
+        return 0;
+    gave = __atomic_load_n(&pc_cache.cached, __ATOMIC_RELAXED) > 0 ||
+           __atomic_load_n(&pc_cache.releasing, __ATOMIC_RELAXED) > 0;
+    if (gave)
+        pc_pool_release_idle(&pc_cache);
+    if (pc_cache.ops->shed && pc_cache.ops->shed(pc_cache.ctx))
+        gave = 1;
+    return gave;
 }

@@ -19,4 +19,10 @@ void pc_cache_forget_device(int dev);
 /* Is p inside a block the program holds from the cache (live)? */
 int pc_cache_owns(const void *p);
 
+/* Pinned memory ran out in a call of the program's own (a registration)
+ * where plainly it might not have: every idle block released, then the
+ * staging rings' chunks (the pool's shed).  Nonzero when memory went back.
+ * Waits for the device (real frees); nothing in a fork child. */
+int pc_cache_make_room(void);
+
 #endif

@@ -209,11 +209,7 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
             *out = b->ptr;
             return 0;
         }
-        pc_pool_trim(p, 0);
-        pthread_mutex_lock(&p->lock);
-        while (p->releasing)
-            pthread_cond_wait(&p->released, &p->lock);
-        pthread_mutex_unlock(&p->lock);
+        pc_pool_release_idle(p);
         /* With nothing tried yet, the one attempt (pc_pool_ops) gets all
          * the room there is, and asks for what plainly is asked. */
         if (room && p->ops->shed)
@@ -435,6 +431,15 @@ static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why)
 void pc_pool_trim(struct pc_pool *p, size_t target)
 {
     pc_trim(p, target, PC_TRIM_HEADROOM);
+}
+
+void pc_pool_release_idle(struct pc_pool *p)
+{
+    pc_pool_trim(p, 0);
+    pthread_mutex_lock(&p->lock);
+    while (p->releasing)
+        pthread_cond_wait(&p->released, &p->lock);
+    pthread_mutex_unlock(&p->lock);
 }
 
 /* The headroom's trim a miss left (pc_real_alloc): down to what a request

@@ -127,4 +127,7 @@ void pc_pool_drop_home(struct pc_pool *p, unsigned home);
 /* Release least-recently-freed idle blocks until idle bytes <= target. */
 void pc_pool_trim(struct pc_pool *p, size_t target);
 
+/* Every idle block released, and other threads' releases waited for. */
+void pc_pool_release_idle(struct pc_pool *p);
+
 #endif

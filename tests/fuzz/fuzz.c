@@ -70,7 +70,8 @@ cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
 #define OPS(X) \
 	X(PHASE) X(SETDEV) X(ALLOC) X(FREE) X(BADFREE) X(FILL) X(CHECK) X(COPY) X(MEMSET) \
 	X(KERNEL) X(HOSTFN) X(SCREATE) X(SDESTROY) X(SSYNC) X(SQUERY) X(ECREATE) X(EDESTROY) \
-	X(ERECORD) X(EWAIT) X(ESYNC) X(EQUERY) X(DSYNC) X(RESET) X(LASTERR) X(CBEGIN) X(CEND) X(END)
+	X(ERECORD) X(EWAIT) X(ESYNC) X(EQUERY) X(DSYNC) X(RESET) X(LASTERR) X(CBEGIN) X(CEND) X(END) \
+	X(REG) X(UNREG)
 #define X_ENUM(n) OP_##n,
 #define X_NAME(n) #n,
 enum { OPS(X_ENUM) NOPKINDS };
@@ -79,7 +80,8 @@ static const char *const op_names[] = { OPS(X_NAME) };
 /* Fields by kind (t: the thread that runs it):
  *   PHASE  a: the one thread that runs the phase, or -1 for all
  *   SETDEV a: device
- *   ALLOC  a: buffer, b: api (enum api), c: flags, len: size
+ *   ALLOC  a: buffer, b: api (enum api), c: flags, len: size; d: 1 (API_MALLOC)
+ *          whole pages of its own, so that it may be registered
  *   FREE, BADFREE, FILL, CHECK  a: buffer (FILL: key)
  *   COPY   a: dst, b: src, c: lane, d: 0 sync, 1 async; o1/o2: dst/src offset, len
  *   MEMSET a: buffer, c: lane, d: 0 sync, 1 async, key: value, o1, len
@@ -91,6 +93,11 @@ static const char *const op_names[] = { OPS(X_NAME) };
  *   ERECORD, EWAIT  a: event, c: lane
  *   LASTERR a: 0 get, 1 peek
  *   CBEGIN c: lane, b: mode; CEND c: lane
+ *   REG    a: buffer, c: flags (Portable, Mapped): cudaHostRegister of the
+ *          whole buffer (a pageable one of whole pages: 0, or 712 when it is
+ *          registered already; a pinned block: 1)
+ *   UNREG  a: buffer, b: 1 the byte after its start: cudaHostUnregister (a
+ *          registered base 0; interior and pinned 1; anything else 713)
  *   END    the program's end: wait for every device, read every buffer, free
  *          everything; a new program may follow (seeds run in one process)
  * e: how the stream is spelt (0 plain, 1 the _ptsz/_ptds form, 2 the other
@@ -132,6 +139,7 @@ struct macc {
 struct mbuf {
 	int made, live, api, mem, dev, flags, claim_ph, claim_t, nacc;
 	int init; /* every byte written: fresh device memory holds anything */
+	int pages, reg; /* pageable of whole pages; registered now (dev: where, flags: how) */
 	size_t size;
 	struct macc acc[MAXACC];
 };
@@ -287,7 +295,7 @@ static int m_buf_on_dev(const struct model *m, int b, int dev)
 {
 	const struct mbuf *B = &m->buf[b];
 
-	if (B->mem == MEM_PAGEABLE)
+	if (B->mem == MEM_PAGEABLE && !B->reg)
 		return 1;
 	if (B->mem == MEM_DEVICE)
 		return B->dev == dev;
@@ -410,14 +418,15 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 		A->claim_ph = m->phase;
 		A->claim_t = t;
 		A->init = A->mem != MEM_DEVICE; /* the executor zeroes new host memory */
+		A->pages = o->b == API_MALLOC && o->d == 1;
 		A->live = !(A->mem == MEM_PINNED && m_capture_refuses(m)) && o->len;
 		return 0;
 	case OP_FREE:
 		if (m_claim(m, t, o->a))
 			return -1;
 		A = &m->buf[o->a];
-		if (A->mem == MEM_DEVICE && A->dev != dev)
-			return -1;
+		if ((A->mem == MEM_DEVICE && A->dev != dev) || A->reg)
+			return -1; /* a registered buffer is unregistered first */
 		if (A->mem == MEM_PAGEABLE)
 			CONFLICT(m_conflict(m, t, o->a, 1, NULL));
 		if (A->mem == MEM_PINNED && m_capture_refuses(m))
@@ -447,8 +456,9 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 			return -1;
 		A = &m->buf[o->a];
 		Bf = &m->buf[o->b];
-		md = A->mem;
-		ms = Bf->mem;
+		/* Registered memory is pinned while it stays registered. */
+		md = A->reg ? MEM_PINNED : A->mem;
+		ms = Bf->reg ? MEM_PINNED : Bf->mem;
 		if (!m_buf_on_dev(m, o->a, dev) || !m_buf_on_dev(m, o->b, dev))
 			return -1;
 		if (!((ms != MEM_DEVICE && md == MEM_DEVICE) || (ms == MEM_DEVICE)))
@@ -607,6 +617,8 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 			struct mbuf *B = &m->buf[b];
 			if (!B->live)
 				continue;
+			if (B->reg)
+				return -1; /* what a reset does to registrations: not measured */
 			for (int i = 0; i < B->nacc; i++)
 				if (!acc_done(m, t, &B->acc[i]) &&
 				    ((B->mem != MEM_PAGEABLE && B->dev == dev) || m->lane[B->acc[i].lane].dev == dev))
@@ -623,6 +635,33 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 				m->ev[i].live = 0;
 		return 0;
 	case OP_LASTERR:
+		return 0;
+	case OP_REG:
+	case OP_UNREG:
+		/* Measured on the H200 (tests/gpu/gpu_errors.cu): a registration
+		 * inside a pinned block is refused with 1, and so is an
+		 * unregistration of a pinned block's base or interior or of a
+		 * registered range's interior.  Across devices nothing was
+		 * measured: only where the block or the registration may be used. */
+		if (m_claim(m, t, o->a))
+			return -1;
+		A = &m->buf[o->a];
+		if (A->mem == MEM_DEVICE || (o->k == OP_REG && (o->c & ~(cudaHostRegisterPortable | cudaHostRegisterMapped))) ||
+		    (o->k == OP_UNREG && o->b && A->size < 2))
+			return -1;
+		if (A->mem == MEM_PINNED)
+			return m_buf_on_dev(m, o->a, dev) ? 0 : -1;
+		if (o->k == OP_REG && !A->pages)
+			return -1; /* pages shared with other data: not modelled */
+		if (A->reg && A->dev != dev)
+			return -1;
+		if (o->k == OP_REG ? A->reg : !A->reg || o->b)
+			return 0; /* 712, 713 or 1: nothing changes */
+		/* No access in flight across the change of kind. */
+		CONFLICT(m_conflict(m, t, o->a, 1, NULL));
+		A->reg = o->k == OP_REG;
+		A->dev = dev;
+		A->flags = A->reg ? o->c : 0;
 		return 0;
 	case OP_CBEGIN:
 		if (m->single != t || m->capturing >= 0 || !m_lane_ok(m, t, L) ||
@@ -874,7 +913,7 @@ static void g_step(struct gen *g, int t)
 {
 	struct model *m = &g->m;
 	struct op o = { .t = t, .b = -1 };
-	int r = (int)rn(100), dev = m->th[t].dev, b;
+	int r = (int)rn(106), dev = m->th[t].dev, b;
 
 	if (m->capturing >= 0) {
 		int L = m->capturing;
@@ -897,12 +936,26 @@ static void g_step(struct gen *g, int t)
 		g_push(g, o);
 		return;
 	}
+	if (r >= 100) { /* registration: mostly of whole pages, now and then an error */
+		if ((b = g_buf(g, t, 1u << MEM_PAGEABLE | 1u << MEM_PINNED)) < 0)
+			return;
+		if (m->buf[b].mem == MEM_PAGEABLE && !m->buf[b].pages && rn(4)) {
+			g_push(g, (struct op){ .k = OP_ALLOC, .t = t, .a = m->nbuf, .b = API_MALLOC, .d = 1, .len = g_size(g) });
+			return;
+		}
+		if (m->buf[b].reg ? rn(3) == 0 : rn(4) != 0)
+			g_emit(g, (struct op){ .k = OP_REG, .t = t, .a = b, .c = (int)rn(4) });
+		else
+			g_emit(g, (struct op){ .k = OP_UNREG, .t = t, .a = b, .b = rn(6) == 0 });
+		return;
+	}
 	if (r < 10) { /* allocate */
 		unsigned api = rn(10);
 		o.k = OP_ALLOC;
 		o.a = m->nbuf;
 		o.b = api < 5 ? API_HOSTALLOC : api < 6 ? API_MALLOCHOST : api < 8 ? API_MALLOC : API_DEVICE;
 		o.c = (int)host_flags[rn(7)];
+		o.d = o.b == API_MALLOC && rn(2);
 		o.len = g_size(g);
 		if (g_push(g, o))
 			return;
@@ -929,6 +982,8 @@ static void g_step(struct gen *g, int t)
 			return;
 		if (rn(3) == 0)
 			g_emit(g, (struct op){ .k = OP_CHECK, .t = t, .a = b });
+		if (m->buf[b].reg)
+			g_emit(g, (struct op){ .k = OP_UNREG, .t = t, .a = b });
 		if (g_emit(g, (struct op){ .k = OP_FREE, .t = t, .a = b }) == 0 && rn(2))
 			g->next_size = m->buf[b].size;
 		return;
@@ -1066,6 +1121,9 @@ static void g_step(struct gen *g, int t)
 		 * memory (on any device), and read what the device's buffers hold. */
 		if (g_push(g, (struct op){ .k = OP_DSYNC, .t = t }))
 			return;
+		for (int i = 0; i < m->nbuf; i++)
+			if (m->buf[i].live && m->buf[i].reg)
+				g_emit(g, (struct op){ .k = OP_UNREG, .t = t, .a = i });
 		for (int i = 0; i < m->nbuf; i++) {
 			struct mbuf *B = &m->buf[i];
 			if (!B->live || B->mem == MEM_PAGEABLE || B->dev != dev)
@@ -1326,7 +1384,14 @@ static void x_op(int i)
 		switch (o->b) {
 		case API_HOSTALLOC: e = cudaHostAlloc(&p, o->len, (unsigned)o->c); break;
 		case API_MALLOCHOST: e = cudaMallocHost(&p, o->len); break;
-		case API_MALLOC: p = malloc(o->len ? o->len : 1); break;
+		case API_MALLOC:
+			if (o->d != 1)
+				p = malloc(o->len ? o->len : 1);
+			else if (posix_memalign(&p, 4096, (o->len + 4095) / 4096 * 4096 + !o->len * 4096))
+				p = NULL;
+			if (!p)
+				abort();
+			break;
 		default: e = cudaMalloc(&p, o->len); break;
 		}
 		A->p = e ? NULL : p;
@@ -1451,6 +1516,14 @@ static void x_op(int i)
 	case OP_DSYNC: e = cudaDeviceSynchronize(); break;
 	case OP_RESET: e = cudaDeviceReset(); break;
 	case OP_LASTERR: e = o->a ? cudaPeekAtLastError() : cudaGetLastError(); break;
+	case OP_REG:
+		if (!A->gone)
+			e = cudaHostRegister(A->p, A->size, (unsigned)o->c);
+		break;
+	case OP_UNREG:
+		if (!A->gone)
+			e = cudaHostUnregister(o->b ? A->p + 1 : A->p);
+		break;
 	case OP_CBEGIN:
 		s = x_stream(o, o->c, &ptsz);
 		e = (ptsz ? cudaStreamBeginCapture_ptsz : cudaStreamBeginCapture)(s, (enum cudaStreamCaptureMode)o->b);
@@ -1581,8 +1654,13 @@ static void x_end(int upto)
 		} else if (B->mem == MEM_DEVICE) {
 			cudaSetDevice(X.m.buf[b].dev);
 			cudaFree(B->p);
-		} else
+		} else {
+			if (X.m.buf[b].reg) {
+				cudaSetDevice(X.m.buf[b].dev);
+				cudaHostUnregister(B->p);
+			}
 			free(B->p);
+		}
 	}
 	for (int L = NFIX; L < X.m.nlane; L++)
 		if (X.m.lane[L].alive) {
