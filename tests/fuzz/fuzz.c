@@ -71,7 +71,7 @@ cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
 	X(PHASE) X(SETDEV) X(ALLOC) X(FREE) X(BADFREE) X(FILL) X(CHECK) X(COPY) X(MEMSET) \
 	X(KERNEL) X(HOSTFN) X(SCREATE) X(SDESTROY) X(SSYNC) X(SQUERY) X(ECREATE) X(EDESTROY) \
 	X(ERECORD) X(EWAIT) X(ESYNC) X(EQUERY) X(DSYNC) X(RESET) X(LASTERR) X(CBEGIN) X(CEND) X(END) \
-	X(REG) X(UNREG)
+	X(REG) X(UNREG) X(QUERY)
 #define X_ENUM(n) OP_##n,
 #define X_NAME(n) #n,
 enum { OPS(X_ENUM) NOPKINDS };
@@ -98,6 +98,9 @@ static const char *const op_names[] = { OPS(X_NAME) };
  *          registered already; a pinned block: 1)
  *   UNREG  a: buffer, b: 1 the byte after its start: cudaHostUnregister (a
  *          registered base 0; interior and pinned 1; anything else 713)
+ *   QUERY  a: buffer, b: 1 its middle byte, c: 0 cudaHostGetFlags, 1
+ *          cudaPointerGetAttributes, 2 cudaHostGetDevicePointer: the code and
+ *          the answer, pointers as their relation to the one asked about
  *   END    the program's end: wait for every device, read every buffer, free
  *          everything; a new program may follow (seeds run in one process)
  * e: how the stream is spelt (0 plain, 1 the _ptsz/_ptds form, 2 the other
@@ -636,6 +639,8 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 		return 0;
 	case OP_LASTERR:
 		return 0;
+	case OP_QUERY:
+		return m_claim(m, t, o->a) || (o->b && m->buf[o->a].size < 2) || o->c < 0 || o->c > 2 ? -1 : 0;
 	case OP_REG:
 	case OP_UNREG:
 		/* Measured on the H200 (tests/gpu/gpu_errors.cu): a registration
@@ -913,7 +918,7 @@ static void g_step(struct gen *g, int t)
 {
 	struct model *m = &g->m;
 	struct op o = { .t = t, .b = -1 };
-	int r = (int)rn(106), dev = m->th[t].dev, b;
+	int r = (int)rn(110), dev = m->th[t].dev, b;
 
 	if (m->capturing >= 0) {
 		int L = m->capturing;
@@ -934,6 +939,11 @@ static void g_step(struct gen *g, int t)
 			g_range(g, b, o.b, &o, KMAX);
 		}
 		g_push(g, o);
+		return;
+	}
+	if (r >= 106) { /* what the runtime says of a buffer */
+		if ((b = g_buf(g, t, 7)) >= 0)
+			g_push(g, (struct op){ .k = OP_QUERY, .t = t, .a = b, .b = (int)rn(2), .c = (int)rn(3) });
 		return;
 	}
 	if (r >= 100) { /* registration: mostly of whole pages, now and then an error */
@@ -1356,6 +1366,41 @@ static uint64_t hash_buf(const struct xbuf *B, cudaError_t *e)
 	return h;
 }
 
+/* A pointer the runtime answered, as what it is to the one asked about q
+ * and its buffer's start b (addresses differ from run to run). */
+static unsigned x_rel(const void *p, const unsigned char *q, const unsigned char *b)
+{
+	return !p ? 0 : p == (const void *)q ? 1 : p == (const void *)b ? 2 : 3;
+}
+
+/* OP_QUERY: the runtime's code, its answer packed into *h. */
+static cudaError_t x_query(const struct xbuf *A, const struct op *o, uint64_t *h)
+{
+	unsigned char *q = A->p + (o->b ? A->size / 2 : 0);
+	struct cudaPointerAttributes at;
+	unsigned flags = 0;
+	void *dp = NULL;
+	cudaError_t e;
+
+	switch (o->c) {
+	case 0:
+		e = cudaHostGetFlags(&flags, q);
+		*h = flags;
+		break;
+	case 1:
+		memset(&at, 0, sizeof(at));
+		e = cudaPointerGetAttributes(&at, q);
+		*h = (uint64_t)(unsigned)at.type | (uint64_t)(unsigned)(at.device + 16) << 8 |
+		     (uint64_t)x_rel(at.devicePointer, q, A->p) << 16 | (uint64_t)x_rel(at.hostPointer, q, A->p) << 20;
+		break;
+	default:
+		e = cudaHostGetDevicePointer(&dp, q, 0);
+		*h = x_rel(dp, q, A->p);
+		break;
+	}
+	return e;
+}
+
 static void x_op(int i)
 {
 	const struct op *o = &X.p->op[i];
@@ -1524,6 +1569,10 @@ static void x_op(int i)
 		if (!A->gone)
 			e = cudaHostUnregister(o->b ? A->p + 1 : A->p);
 		break;
+	case OP_QUERY:
+		if (!A->gone)
+			e = x_query(A, o, &h);
+		break;
 	case OP_CBEGIN:
 		s = x_stream(o, o->c, &ptsz);
 		e = (ptsz ? cudaStreamBeginCapture_ptsz : cudaStreamBeginCapture)(s, (enum cudaStreamCaptureMode)o->b);
@@ -1543,7 +1592,7 @@ static void x_op(int i)
 	tlog_add(t, "%d t%d %s rc=%d", i, t, op_names[o->k], (int)e);
 	if (e2)
 		tlog_add(t, " rc2=%d", (int)e2);
-	if (o->k == OP_CHECK)
+	if (o->k == OP_CHECK || o->k == OP_QUERY)
 		tlog_add(t, " h=%016llx", (unsigned long long)h);
 	tlog_add(t, "\n");
 
