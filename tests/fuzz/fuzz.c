@@ -53,6 +53,9 @@ cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData);
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
+cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+				      struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+				      cudaStream_t stream);
 
 #define MAXT 4    /* threads */
 #define MAXD 4    /* devices used */
@@ -71,7 +74,7 @@ cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
 	X(PHASE) X(SETDEV) X(ALLOC) X(FREE) X(BADFREE) X(FILL) X(CHECK) X(COPY) X(MEMSET) \
 	X(KERNEL) X(HOSTFN) X(SCREATE) X(SDESTROY) X(SSYNC) X(SQUERY) X(ECREATE) X(EDESTROY) \
 	X(ERECORD) X(EWAIT) X(ESYNC) X(EQUERY) X(DSYNC) X(RESET) X(LASTERR) X(CBEGIN) X(CEND) X(END) \
-	X(REG) X(UNREG) X(QUERY)
+	X(REG) X(UNREG) X(QUERY) X(BATCH)
 #define X_ENUM(n) OP_##n,
 #define X_NAME(n) #n,
 enum { OPS(X_ENUM) NOPKINDS };
@@ -101,6 +104,11 @@ static const char *const op_names[] = { OPS(X_NAME) };
  *   QUERY  a: buffer, b: 1 its middle byte, c: 0 cudaHostGetFlags, 1
  *          cudaPointerGetAttributes, 2 cudaHostGetDevicePointer: the code and
  *          the answer, pointers as their relation to the one asked about
+ *   BATCH  an operand of a cudaMemcpyBatchAsync on lane c (spelt e), as COPY's
+ *          a, b, o1, o2, len; d: its srcAccessOrder (1 Stream, 2 DuringApiCall,
+ *          3 Any); key bit 0: the batch's last operand, bit 1: one attribute
+ *          for all when their orders agree.  A thread's run of operands on
+ *          one lane is one call, made before the thread's next other op
  *   END    the program's end: wait for every device, read every buffer, free
  *          everything; a new program may follow (seeds run in one process)
  * e: how the stream is spelt (0 plain, 1 the _ptsz/_ptds form, 2 the other
@@ -162,7 +170,9 @@ struct model {
 	struct mev ev[MAXE];
 	struct {
 		int dev;
-		vc_t h; /* what this thread knows complete */
+		vc_t h;        /* what this thread knows complete */
+		int bl;        /* the lane of the batch being gathered (0: none; legacy lanes never batch) */
+		uint32_t bseq; /* that lane's ops before the batch */
 	} th[MAXT];
 };
 
@@ -367,6 +377,16 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 	if (o->k != OP_PHASE && o->k != OP_END && m->single >= 0 && t != m->single)
 		return -1;
 	dev = m->th[t].dev;
+	/* A batch's operands have no order among themselves (cuda.h): an
+	 * operand is checked as ordered after the lane's work before its batch
+	 * only.  Any other op of the thread ends the batch (the executor makes
+	 * the call first). */
+	if (o->k != OP_BATCH || m->th[t].bl != L)
+		m->th[t].bl = 0;
+	if (o->k == OP_BATCH && !m->th[t].bl && L >= 0 && L < MAXL) {
+		m->th[t].bl = L;
+		m->th[t].bseq = m->lane[L].seq;
+	}
 	if (m->capturing >= 0) {
 		/* Inside a capture (one thread): only work on the capturing stream,
 		 * pinned allocations and frees, event queries, the last error. */
@@ -451,9 +471,12 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 		if (A->mem == MEM_DEVICE && (o->k == OP_FILL || !A->init))
 			return -1;
 		return 0;
-	case OP_COPY: {
-		int ms, md, sync = o->d == 0, lane;
+	case OP_COPY:
+	case OP_BATCH: {
+		int batch = o->k == OP_BATCH, ms, md, sync = !batch && o->d == 0, lane;
+		int stream_order = batch && o->d == cudaMemcpySrcAccessOrderStream;
 		uint32_t seq;
+		vc_t vchk;
 
 		if (m_claim(m, t, o->a) || m_claim(m, t, o->b) || o->a == o->b)
 			return -1;
@@ -468,9 +491,15 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 			return -1;
 		if (o->o1 + o->len > A->size || o->o2 + o->len > Bf->size || !o->len || !Bf->init)
 			return -1;
+		if (batch && (o->d < cudaMemcpySrcAccessOrderStream || o->d > cudaMemcpySrcAccessOrderAny))
+			return -1;
 		lane = sync ? lane_fixed(o->e == 1 ? LK_PTDS : LK_LEGACY, dev, t) : L;
 		if (!m_lane_ok(m, t, lane))
 			return -1;
+		/* A batch on the legacy stream is refused with 1 before anything
+		 * is queued (H200, docs/runtime-facts.md "Batched copies"). */
+		if (batch && (m->capturing >= 0 || m->lane[lane].kind == LK_LEGACY))
+			return m->capturing >= 0 ? -1 : 0;
 		if (m->capturing >= 0) {
 			if (ms == MEM_PAGEABLE || md == MEM_PAGEABLE)
 				return -1;
@@ -481,7 +510,11 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 		 * 4 KiB cudaMemcpyAsync on stream 0 got the bytes from before a
 		 * zero-copy kernel the thread queued just before on its per-thread
 		 * stream (3 runs of 4), though a legacy kernel waited for one. */
-		if (!sync && ms == MEM_PINNED && m->lane[lane].kind == LK_LEGACY) {
+		/* A batch's pageable source under srcAccessOrder Stream is read at
+		 * the call once the stream's earlier work is done (H200): ordered
+		 * after the stream's own work only, which is all the model
+		 * credits it with. */
+		if ((!sync && ms == MEM_PINNED && m->lane[lane].kind == LK_LEGACY) || (stream_order && ms == MEM_PAGEABLE)) {
 			v = m->lane[lane].vc;
 			v.c[lane] = m->lane[lane].seq + 1;
 		} else {
@@ -490,14 +523,19 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 		/* Pageable async H2D reads its source at the call, and a pageable
 		 * destination may be written at the call: host accesses.  A
 		 * synchronous copy waits for the stream's earlier work first. */
-		if (ms == MEM_PAGEABLE && !sync)
+		vchk = v;
+		if (batch)
+			vchk.c[lane] = m->th[t].bseq;
+		if (ms == MEM_PAGEABLE && !sync && !stream_order)
 			CONFLICT(m_conflict(m, t, o->b, 0, NULL));
 		else
-			CONFLICT(m_conflict(m, t, o->b, 0, &v));
+			CONFLICT(m_conflict(m, t, o->b, 0, &vchk));
 		if (md == MEM_PAGEABLE && !sync)
 			CONFLICT(m_conflict(m, t, o->a, 1, NULL));
 		else
-			CONFLICT(m_conflict(m, t, o->a, 1, &v));
+			CONFLICT(m_conflict(m, t, o->a, 1, &vchk));
+		if (batch && (o->key & 1))
+			m->th[t].bl = 0;
 		seq = lane_commit(m, lane, &v);
 		A->init |= o->o1 == 0 && o->len == A->size;
 		if (sync && (md != MEM_DEVICE || ms == MEM_PINNED)) {
@@ -505,7 +543,7 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 			vc_join(&m->th[t].h, &v);
 			return 0;
 		}
-		if (!(sync && ms == MEM_PAGEABLE) && m_add_acc(m, t, o->b, lane, seq, 0))
+		if (!((sync || stream_order) && ms == MEM_PAGEABLE) && m_add_acc(m, t, o->b, lane, seq, 0))
 			return -1;
 		return m_add_acc(m, t, o->a, lane, seq, 1);
 	}
@@ -913,6 +951,47 @@ static const unsigned host_flags[] = {
 	cudaHostAllocMapped | cudaHostAllocPortable | cudaHostAllocWriteCombined,
 };
 
+/* The buffers of a copy of one of COPY's kinds (H2D from pageable or
+ * pinned memory, D2H into either, D2D) that thread t may use, or -1. */
+static void g_copy_pair(struct gen *g, int t, int *d, int *s, unsigned *smask, unsigned *dmask)
+{
+	int kind = (int)rn(5);
+
+	*smask = kind == 0 ? 1u << MEM_PAGEABLE : kind == 1 ? 1u << MEM_PINNED : 1u << MEM_DEVICE;
+	*dmask = kind < 2 || kind == 4 ? 1u << MEM_DEVICE : kind == 2 ? 1u << MEM_PAGEABLE : 1u << MEM_PINNED;
+	*s = g_buf(g, t, *smask);
+	*d = g_buf(g, t, *dmask);
+}
+
+/* A cudaMemcpyBatchAsync of 1 to 4 operands on one stream, no buffer used
+ * twice (the operands have no order among themselves); now and then on
+ * the legacy stream, which the runtime refuses. */
+static void g_batch(struct gen *g, int t)
+{
+	int used[8], nused = 0, e, L = g_lane(g, t, &e), n = 1 + (int)rn(4), order = 1 + (int)rn(3);
+	unsigned one = rn(3) == 0 ? 2u : 0u, sm, dm;
+
+	if (g->m.lane[L].kind == LK_LEGACY && rn(4))
+		return;
+	for (int i = 0, tries = 0; i < n && tries < 4 * n; tries++) {
+		int d, s, clash = 0;
+		struct op o = { .k = OP_BATCH, .t = t, .c = L, .e = e, .key = one | (i == n - 1) };
+
+		g_copy_pair(g, t, &d, &s, &sm, &dm);
+		for (int k = 0; k < nused; k++)
+			clash |= used[k] == d || used[k] == s;
+		if (s < 0 || d < 0 || s == d || clash)
+			continue;
+		o.a = d, o.b = s, o.d = one ? order : 1 + (int)rn(3);
+		g_range(g, d, s, &o, MAXSIZE);
+		if (g_emit(g, o) == 0) {
+			used[nused++] = d;
+			used[nused++] = s;
+			i++;
+		}
+	}
+}
+
 /* One random operation of thread t. */
 static void g_step(struct gen *g, int t)
 {
@@ -1014,11 +1093,14 @@ static void g_step(struct gen *g, int t)
 		return;
 	}
 	if (r < 54) { /* copy */
-		int s, d, kind = (int)rn(5);
-		unsigned smask = kind == 0 ? 1u << MEM_PAGEABLE : kind == 1 ? 1u << MEM_PINNED : 1u << MEM_DEVICE;
-		unsigned dmask = kind < 2 || kind == 4 ? 1u << MEM_DEVICE : kind == 2 ? 1u << MEM_PAGEABLE : 1u << MEM_PINNED;
-		s = g_buf(g, t, smask);
-		d = g_buf(g, t, dmask);
+		int s, d;
+		unsigned smask, dmask;
+
+		if (rn(4) == 0) {
+			g_batch(g, t);
+			return;
+		}
+		g_copy_pair(g, t, &d, &s, &smask, &dmask);
 		if (s < 0 || d < 0 || s == d) {
 			unsigned need = s < 0 ? smask : dmask;
 			o.k = OP_ALLOC, o.a = m->nbuf, o.len = g_size(g), o.c = (int)host_flags[rn(7)];
@@ -1071,14 +1153,27 @@ static void g_step(struct gen *g, int t)
 			o.b = -1;
 		o.c = g_lane(g, t, &o.e);
 		g_range(g, b, o.b, &o, KMAX);
+		if (rn(3) == 0) {
+			/* A slow producer: a kernel of a few ms queued first on the
+			 * stream, so that a consumer that does not wait for the host
+			 * function reads the bytes from before it. */
+			int kb = g_buf(g, t, 1u << MEM_DEVICE);
+			struct op k = { .k = OP_KERNEL, .t = t, .a = kb, .b = -1, .c = o.c, .e = o.e,
+					.key = (unsigned)rnd(), .delay = 2000 + rn(4000), .len = 1 };
+			if (kb >= 0 && m_zero_copy(m, kb, dev))
+				g_emit(g, k);
+		}
 		if (g_emit(g, o) == 0 && rn(2)) {
 			/* A consumer right behind the producer: a copy of what the
-			 * host function writes, synchronous or not. */
+			 * host function writes, synchronous or not, or a batch's
+			 * operand in any source order. */
 			int d = g_buf(g, t, 1u << MEM_DEVICE);
 			struct op c = { .k = OP_COPY, .t = t, .a = d, .b = b, .d = (int)rn(2), .c = o.c, .e = o.e };
 			if (d < 0)
 				return;
-			if (!c.d)
+			if (rn(3) == 0)
+				c.k = OP_BATCH, c.d = 1 + (int)rn(3), c.key = 1;
+			else if (!c.d)
 				c.e = g->m.lane[o.c].kind == LK_PTDS;
 			c.len = o.len;
 			c.o2 = o.o1;
@@ -1401,6 +1496,42 @@ static cudaError_t x_query(const struct xbuf *A, const struct op *o, uint64_t *h
 	return e;
 }
 
+/* A thread's batch operands, gathered until the call (OP_BATCH). */
+#define XBMAX 8
+static struct xbatch {
+	int n, L, e, one, first;
+	void *d[XBMAX];
+	const void *s[XBMAX];
+	size_t z[XBMAX];
+	int ord[XBMAX];
+} XB[MAXT];
+
+static void x_batch_flush(int t)
+{
+	struct xbatch *b = &XB[t];
+	struct cudaMemcpyAttributes at[XBMAX];
+	size_t idx[XBMAX], na = (size_t)b->n;
+	struct op o = { .e = b->e };
+	int ptsz = 0, same = 1;
+	cudaStream_t s;
+	cudaError_t e;
+
+	if (!b->n)
+		return;
+	for (int i = 0; i < b->n; i++) {
+		memset(&at[i], 0, sizeof(at[i]));
+		at[i].srcAccessOrder = (enum cudaMemcpySrcAccessOrder)b->ord[i];
+		idx[i] = (size_t)i;
+		same &= b->ord[i] == b->ord[0];
+	}
+	if (b->one && same)
+		na = 1;
+	s = x_stream(&o, b->L, &ptsz);
+	e = (ptsz ? cudaMemcpyBatchAsync_ptsz : cudaMemcpyBatchAsync)(b->d, b->s, b->z, (size_t)b->n, at, idx, na, s);
+	tlog_add(t, "%d t%d batch of %d rc=%d\n", b->first, t, b->n, (int)e);
+	b->n = 0;
+}
+
 static void x_op(int i)
 {
 	const struct op *o = &X.p->op[i];
@@ -1419,6 +1550,8 @@ static void x_op(int i)
 	if (o->k == OP_EQUERY || o->k == OP_SQUERY)
 		known = m_query_known(&X.m, o);
 	pthread_mutex_unlock(&mu);
+	if (o->k != OP_BATCH || (XB[t].n && (XB[t].L != o->c || XB[t].e != o->e)))
+		x_batch_flush(t);
 
 	switch (o->k) {
 	case OP_SETDEV: e = cudaSetDevice(o->a); break;
@@ -1573,6 +1706,22 @@ static void x_op(int i)
 		if (!A->gone)
 			e = x_query(A, o, &h);
 		break;
+	case OP_BATCH: {
+		struct xbatch *b = &XB[t];
+		if (A->gone || B->gone)
+			break;
+		if (!b->n) {
+			b->L = o->c, b->e = o->e, b->first = i;
+			b->one = !!(o->key & 2);
+		}
+		b->d[b->n] = A->p + o->o1;
+		b->s[b->n] = B->p + o->o2;
+		b->z[b->n] = o->len;
+		b->ord[b->n++] = o->d;
+		if ((o->key & 1) || b->n == XBMAX)
+			x_batch_flush(t);
+		break;
+	}
 	case OP_CBEGIN:
 		s = x_stream(o, o->c, &ptsz);
 		e = (ptsz ? cudaStreamBeginCapture_ptsz : cudaStreamBeginCapture)(s, (enum cudaStreamCaptureMode)o->b);
@@ -1645,6 +1794,7 @@ static void *worker(void *arg)
 		for (int i = X.from; i < X.to; i++)
 			if (X.p->op[i].t == t && X.p->op[i].k != OP_PHASE && X.p->op[i].k != OP_END)
 				x_op_timed(i);
+		x_batch_flush(t);
 		pthread_barrier_wait(&X.done);
 	}
 }
