@@ -263,10 +263,12 @@ static int pc_is_idle_block(const void *p)
            pc_pool_state(&pc_cache, p, 1) == PC_BLOCK_IDLE;
 }
 
-/* Blocks are cached apart by Portable, but the H200's runtime reported a
- * Portable block we allocated as not Portable (while the program's own
- * identical call reports it), so the bit is answered from the block's key;
- * everything else, errors included, is the real function's answer. */
+/* Blocks are cached apart by Portable, and the bit is answered from the
+ * block's key, the flags asked for: the H200 answers a block under 2 MiB
+ * with the Portable bit of the 2 MiB chunk its driver carved it from, an
+ * earlier allocation's (docs/runtime-facts.md), and the cache's blocks are
+ * carved otherwise than the program's would be (a pincache(7) limit).
+ * Everything else, errors included, is the real function's answer. */
 static int pc_get_flags(const struct pc_flavour *fl, unsigned int *flags, void *p)
 {
     int err = fl->get_flags(flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);

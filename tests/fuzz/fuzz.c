@@ -1154,12 +1154,12 @@ static void g_step(struct gen *g, int t)
 		o.c = g_lane(g, t, &o.e);
 		g_range(g, b, o.b, &o, KMAX);
 		if (rn(3) == 0) {
-			/* A slow producer: a kernel of a few ms queued first on the
+			/* A slow producer: a kernel of 1-3 ms queued first on the
 			 * stream, so that a consumer that does not wait for the host
 			 * function reads the bytes from before it. */
 			int kb = g_buf(g, t, 1u << MEM_DEVICE);
 			struct op k = { .k = OP_KERNEL, .t = t, .a = kb, .b = -1, .c = o.c, .e = o.e,
-					.key = (unsigned)rnd(), .delay = 2000 + rn(4000), .len = 1 };
+					.key = (unsigned)rnd(), .delay = 1000 + rn(2000), .len = 1 };
 			if (kb >= 0 && m_zero_copy(m, kb, dev))
 				g_emit(g, k);
 		}
@@ -1479,8 +1479,13 @@ static cudaError_t x_query(const struct xbuf *A, const struct op *o, uint64_t *h
 
 	switch (o->c) {
 	case 0:
+		/* Not the Portable bit: the H200 answers a block under 2 MiB with
+		 * that of the 2 MiB chunk the driver carved it from, whichever
+		 * earlier allocation made that chunk (docs/runtime-facts.md,
+		 * "cudaHostGetFlags and the driver's 2 MiB chunks"), and pincache's
+		 * own allocations move the carving. */
 		e = cudaHostGetFlags(&flags, q);
-		*h = flags;
+		*h = flags & ~(unsigned)cudaHostAllocPortable;
 		break;
 	case 1:
 		memset(&at, 0, sizeof(at));
