@@ -319,8 +319,10 @@ static int m_zero_copy(const struct model *m, int b, int dev)
 {
 	const struct mbuf *B = &m->buf[b];
 
+	/* Registered with Mapped: the device pointer is the host address
+	 * (H200, docs/runtime-facts.md, a registered block's observables). */
 	return B->mem == MEM_DEVICE ? B->dev == dev
-				    : B->mem == MEM_PINNED && (B->flags & cudaHostAllocMapped) &&
+				    : (B->mem == MEM_PINNED || B->reg) && (B->flags & cudaHostAllocMapped) &&
 						  m_buf_on_dev(m, b, dev);
 }
 
@@ -1130,13 +1132,14 @@ static void g_step(struct gen *g, int t)
 		g_emit(g, o);
 		return;
 	}
-	if (r < 66) { /* kernel, zero-copy or on device memory */
-		if ((b = g_buf(g, t, 1u << MEM_PINNED | 1u << MEM_DEVICE)) < 0 || !m_zero_copy(m, b, dev))
+	if (r < 66) { /* kernel, zero-copy (pinned or registered memory) or on device memory */
+		unsigned km = 1u << MEM_PINNED | 1u << MEM_DEVICE | (rn(3) ? 0u : 1u << MEM_PAGEABLE);
+		if ((b = g_buf(g, t, km)) < 0 || !m_zero_copy(m, b, dev))
 			return;
 		o.k = OP_KERNEL, o.a = b, o.key = (unsigned)rnd(), o.delay = rn(4) ? rn(3000) : 0;
 		if (rn(10) == 0)
 			o.delay = 10000 + rn(10000); /* a long one: wide race windows */
-		o.b = g_buf(g, t, 1u << MEM_PINNED | 1u << MEM_DEVICE);
+		o.b = g_buf(g, t, km);
 		if (o.b == b || (o.b >= 0 && !m_zero_copy(m, o.b, dev)) || rn(4) == 0)
 			o.b = -1;
 		o.c = g_lane(g, t, &o.e);
@@ -1700,12 +1703,13 @@ static void x_op(int i)
 	case OP_RESET: e = cudaDeviceReset(); break;
 	case OP_LASTERR: e = o->a ? cudaPeekAtLastError() : cudaGetLastError(); break;
 	case OP_REG:
-		if (!A->gone)
-			e = cudaHostRegister(A->p, A->size, (unsigned)o->c);
+		if (!A->gone && (e = cudaHostRegister(A->p, A->size, (unsigned)o->c)) == cudaSuccess &&
+		    A->mem == MEM_PAGEABLE && (o->c & cudaHostRegisterMapped))
+			e2 = cudaHostGetDevicePointer((void **)&A->dp, A->p, 0);
 		break;
 	case OP_UNREG:
-		if (!A->gone)
-			e = cudaHostUnregister(o->b ? A->p + 1 : A->p);
+		if (!A->gone && (e = cudaHostUnregister(o->b ? A->p + 1 : A->p)) == cudaSuccess && A->mem == MEM_PAGEABLE)
+			A->dp = NULL;
 		break;
 	case OP_QUERY:
 		if (!A->gone)
