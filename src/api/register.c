@@ -130,6 +130,8 @@ static int pc_register_real(const struct pc_flavour *fl, void *p, size_t size, u
     CUcontext cur = NULL;
     int r;
 
+    if (pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
+        return fl->reg(p, size, flags);     /* exactly the real call, nothing of ours */
     if (fl->runtime && PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess) {
         if (!PC_REAL(cuMemHostRegister_v2) || PC_CALL_DRV(cuCtxGetCurrent, &cur) != CUDA_SUCCESS || !cur) {
             (void)pc_cache_make_room();

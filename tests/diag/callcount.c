@@ -23,7 +23,10 @@
  *                        stream, synchronized after the count); DIR h2d or
  *                        d2h; MEM the host buffer: pageable (malloc'd),
  *                        pinned (cudaMallocHost) or registered (malloc'd,
- *                        then cudaHostRegister) */
+ *                        then cudaHostRegister)
+ *   callcount register   one cudaHostRegister of 64 KiB of malloc'd memory
+ *                        with an error pending (a cudaFreeHost of that memory
+ *                        failed first), counted alone */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +128,30 @@ static int copy_round(int argc, char **argv)
     return 0;
 }
 
+/* The register mode (see the top). */
+static int register_round(void)
+{
+    void *host = NULL;
+    cudaError_t e;
+
+    if (posix_memalign(&host, 4096, 65536) || cudaFree(NULL) != cudaSuccess ||
+        cudaFreeHost(host) != cudaErrorInvalidValue) {
+        fprintf(stderr, "callcount: register: set-up failed\n");
+        return 99;
+    }
+    count_from();
+    e = cudaHostRegister(host, 65536, cudaHostRegisterDefault);
+    if (e == cudaSuccess && print_counts() != 0)
+        return 1;
+    if (e != cudaSuccess || cudaPeekAtLastError() != cudaErrorInvalidValue) {
+        fprintf(stderr, "callcount: register: %d, or the pending error went\n", (int)e);
+        return 1;
+    }
+    cudaHostUnregister(host);
+    free(host);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "small";
@@ -138,6 +165,8 @@ int main(int argc, char **argv)
         return sync_round(argc > 2 ? argv[2] : "", argc > 3 ? argv[3] : "");
     if (strcmp(what, "copy") == 0)
         return copy_round(argc, argv);
+    if (strcmp(what, "register") == 0)
+        return register_round();
     host = malloc(n);
     if (!host || cudaMalloc(&dev, n) != cudaSuccess) {
         fprintf(stderr, "callcount: setup failed\n");

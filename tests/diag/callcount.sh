@@ -95,6 +95,22 @@ copy_check 0 memcpy h2d pinned 4096
 copy_check 0 async h2d registered 4096
 copy_check 0 async d2h registered 65536
 
+# A registration with an error pending, PINCACHE_MODE=off: exactly the
+# plain run's calls (pincache asks nothing in off mode, nor in a fork child).
+for m in plain shim; do
+	SIM_CALLS=1 PINCACHE_MODE=off run_prog $m "$BIN" register >"$SIM_TMP/$m.reg" 2>"$SIM_TMP/$m.reg.err"
+	echo "rc $?" >>"$SIM_TMP/$m.reg"
+done
+plain=$(awk '$1 == "total" { print $2 }' "$SIM_TMP/plain.reg")
+shim=$(awk '$1 == "total" { print $2 }' "$SIM_TMP/shim.reg")
+if [ -n "$plain" ] && [ "$plain" = "$shim" ] && grep -q '^rc 0$' "$SIM_TMP/plain.reg" && grep -q '^rc 0$' "$SIM_TMP/shim.reg"; then
+	tap_check 0 "cudaHostRegister in off mode, an error pending: the plain run's $plain calls"
+else
+	tap_check 1 "cudaHostRegister in off mode, an error pending: ${shim:-?} calls against ${plain:-?}, or a run failed"
+fi
+echo "# plain:" $(awk '$1 == "calls" { print $2 "=" $3 }' "$SIM_TMP/plain.reg") $(cat "$SIM_TMP/plain.reg.err")
+echo "# shim: " $(awk '$1 == "calls" { print $2 "=" $3 }' "$SIM_TMP/shim.reg") $(grep -v '^pincache' "$SIM_TMP/shim.reg.err")
+
 # sync_check CALL STATE NAME: callcount sync CALL STATE, plainly and under
 # the shim (CUPTI off): each counts exactly one call, NAME's.
 sync_check() {
