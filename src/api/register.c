@@ -130,8 +130,10 @@ static int pc_register_real(const struct pc_flavour *fl, void *p, size_t size, u
     CUcontext cur = NULL;
     int r;
 
-    if (pc_state.mode == PC_MODE_OFF || pc_state.forked_child)
-        return fl->reg(p, size, flags);     /* exactly the real call, nothing of ours */
+    /* Only the cache mode holds pinned memory of pincache's: elsewhere
+     * (off, observe, a fork child) exactly the real call. */
+    if (pc_state.mode != PC_MODE_CACHE || pc_state.forked_child)
+        return fl->reg(p, size, flags);
     if (fl->runtime && PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess) {
         if (!PC_REAL(cuMemHostRegister_v2) || PC_CALL_DRV(cuCtxGetCurrent, &cur) != CUDA_SUCCESS || !cur) {
             (void)pc_cache_make_room();

@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include "core/cache.h"
 #include "util/options.h"
-#include "util/state.h"
 
 struct pc_pool pc_cache;
 
@@ -31,12 +30,9 @@ void pc_cache_forget_device(int dev)
 
 int pc_cache_make_room(void)
 {
-    int gave;
+    int gave = __atomic_load_n(&pc_cache.cached, __ATOMIC_RELAXED) > 0 ||
+               __atomic_load_n(&pc_cache.releasing, __ATOMIC_RELAXED) > 0;
 
-    if (pc_state.mode == PC_MODE_OFF || pc_state.forked_child || !pc_cache.ops)
-        return 0;
-    gave = __atomic_load_n(&pc_cache.cached, __ATOMIC_RELAXED) > 0 ||
-           __atomic_load_n(&pc_cache.releasing, __ATOMIC_RELAXED) > 0;
     if (gave)
         pc_pool_release_idle(&pc_cache);
     if (pc_cache.ops->shed && pc_cache.ops->shed(pc_cache.ctx))

@@ -22,7 +22,8 @@ int pc_cache_owns(const void *p);
 /* Pinned memory ran out in a call of the program's own (a registration)
  * where plainly it might not have: every idle block released, then the
  * staging rings' chunks (the pool's shed).  Nonzero when memory went back.
- * Waits for the device (real frees); nothing in a fork child. */
+ * Waits for the device (real frees); cache mode only, never in a fork
+ * child (the caller's to check). */
 int pc_cache_make_room(void);
 
 #endif
