@@ -17,6 +17,7 @@
 #include "util/clock.h"
 #include "stage/stage.h"
 #include "stage/stage_threads.h"
+#include "stage/xfer_help.h"
 #include "stage/fastalloc.h"
 #include "stage/fastmem.h"
 #include "real/real.h"
@@ -82,6 +83,7 @@ static const struct pc_module pc_modules[] = {
     /* after cache and stage: their blocks and rings are forgotten first */
     { "fast",     NULL,           pc_fast_memfds_before_fork, pc_fast_after_fork_child,  pc_fast_forget_device,  NULL },
     { "xfer",     NULL,           NULL,                    pc_xfer_after_fork_child,     NULL,                   NULL },
+    { "xferhelp", NULL,           NULL,                    pc_xfer_extra_after_fork_child, NULL,                 NULL },
     { "diag",     NULL,           NULL,                    pc_diag_after_fork_child,     NULL,                   NULL },
     { "shadow",   NULL,           NULL,                    pc_shadow_after_fork_child,   NULL,                   NULL },
     { "trace",    pc_trace_start, NULL,                    pc_trace_after_fork_child,    NULL,                   NULL },

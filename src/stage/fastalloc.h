@@ -45,7 +45,8 @@ void pc_fast_drain(void);
 
 /* How chunks are faulted in parallel: stage.h's pc_stage_parallel (init.c
  * hands it down; without it the caller faults every chunk). */
-void pc_fast_set_runner(int (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held));
+void pc_fast_set_runner(int (*run)(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held,
+                                   int wide));
 
 /* Module life cycle (init.c): a lost device's blocks are released (their
  * registrations died with its context, as cudaHostAlloc blocks do); a fork

@@ -17,6 +17,7 @@
 #include "stage/plan.h"
 #include "stage/ring.h"
 #include "stage/stage_threads.h"
+#include "stage/xfer_help.h"
 #include "util/log.h"
 #include "util/options.h"
 #include "util/stats.h"
@@ -193,13 +194,18 @@ unsigned pc_share_threads(void)
     return S.threads;
 }
 
-int pc_share_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held)
+int pc_share_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held, int wide)
 {
+    unsigned threads, extra = 0;
+
     /* Only ever try-locked (ring.h): a thread must not wait for another
      * thread's copy, which may wait for that thread's progress. */
     if (!lock_held && pthread_mutex_trylock(&pc_rings.lock) != 0)
         return 0;
-    pc_xfer_run(fn, arg, n, pc_share_threads());
+    threads = pc_share_threads();
+    if (wide && S.share > threads && n > threads)
+        extra = (unsigned)(n < S.share ? n : S.share) - threads;
+    pc_xfer_run(fn, arg, n, threads, extra);
     if (!lock_held)
         pthread_mutex_unlock(&pc_rings.lock);
     return 1;

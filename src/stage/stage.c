@@ -245,7 +245,7 @@ void pc_stage_at_exit(void)
     pc_share_at_exit();
 }
 
-int pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held)
+int pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held, int wide)
 {
-    return pc_share_parallel(fn, arg, n, lock_held);
+    return pc_share_parallel(fn, arg, n, lock_held, wide);
 }

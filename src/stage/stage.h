@@ -71,8 +71,11 @@ uint64_t pc_stage_native_devices(void);
 /* Run fn(arg, i) for i in [0, n) on the copy threads and the caller (the
  * fast block's pre-fault, stage/fastalloc.c), starting the threads if no
  * copy has yet: 1.  lock_held: the caller already holds the staging lock (a
- * ring chunk made during a copy).  0: another thread is staging now and
- * nothing ran (the caller does the work itself, never waits for it). */
-int pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held);
+ * ring chunk made during a copy).  wide: up to the node's share of threads
+ * for this process before its cap of 8 (share.c), those beyond the pool
+ * parked helpers of their own (stage_threads.h).  0: another thread is
+ * staging now and nothing ran (the caller does the work itself, never
+ * waits for it). */
+int pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held, int wide);
 
 #endif

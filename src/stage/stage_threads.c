@@ -21,7 +21,6 @@
 #define PC_XFER_MAX_THREADS 64
 #define PC_XFER_AUTO_THREADS 16
 #define PC_XFER_SPIN_NS 50000           /* spin this long for the next piece (a 4M DMA takes 76 us) before sleeping */
-#define PC_XFER_STACK (256u << 10)
 
 /* Joining and leaving a transfer takes no lock.  A pool thread counts
  * itself in active, then reads job; pc_xfer_end clears job, then waits for
@@ -395,37 +394,6 @@ void pc_xfer_end(struct pc_xfer *x, int done)
      * which the next pc_xfer_init waits for. */
     if (!done)
         pc_xfer_quiet();
-}
-
-void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads)
-{
-    struct pc_xfer x;
-    unsigned left = (unsigned)n, spins = 0;
-    char *none = NULL;
-
-    if (n == 0)
-        return;
-    /* One slot whose counter counts the jobs down, every job one piece of
-     * one slice, all ready at once. */
-    memset(&x, 0, sizeof x);
-    x.piece = 1;
-    x.n = n;
-    x.npieces = x.nfull = x.nslices = n;
-    x.spp = 1;
-    x.slot = &none;         /* never read: fn replaces the copy */
-    x.left = &left;
-    x.nslot = 1;
-    x.ready = n;
-    x.fn = fn;
-    x.arg = arg;
-    x.seats = threads > 1 ? threads - 1 : 0;
-    pc_xfer_quiet();        /* the last copy's threads may still be leaving it */
-    pc_xfer_begin(&x);
-    while (pc_xfer_help(&x))
-        ;
-    while (__atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0)
-        pc_xfer_relax(&spins);
-    pc_xfer_end(&x, 0);
 }
 
 void pc_xfer_after_fork_child(void)

@@ -33,12 +33,6 @@ void pc_xfer_end(struct pc_xfer *x, int done);
 /* Wait until no pool thread is inside a transfer: before pc_xfer_init. */
 void pc_xfer_quiet(void);
 
-/* Run fn(arg, i) for every i in [0, n) once, on the caller and at most
- * threads - 1 of the pool's threads, and return when all have returned.
- * The caller holds the staging lock (one transfer or job at a time), as for
- * a copy. */
-void pc_xfer_run(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, unsigned threads);
-
 /* Participants (pool threads + the caller), starting threads until there
  * are want of them: want <= 0 means min(16, CPUs).  The pool grows, never
  * shrinks: a transfer takes at most its own count of them (pc_xfer_init's
@@ -53,6 +47,8 @@ unsigned pc_xfer_threads(long want, long linger_us);
  * (pids.max, RLIMIT_NPROC) leaves little (util/limits.h), or where one
  * refuses a thread.  errno is left as it was. */
 unsigned pc_threads_start(void *(*fn)(void *), unsigned n, size_t stack);
+/* The copy threads' stack size. */
+#define PC_XFER_STACK (256u << 10)
 
 /* CPUs this process may run on. */
 unsigned pc_xfer_cpus(void);

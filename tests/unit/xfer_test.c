@@ -10,6 +10,7 @@
  * addresses of every alignment mod 8; every fourth one runs with the pool's
  * threads lingering between transfers.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "stage/stage_threads.h"
+#include "stage/xfer_help.h"
 #include "../tap.h"
 
 #define MAXSLOT 16
@@ -221,6 +223,21 @@ static unsigned seat_distinct(void)
     return n;
 }
 
+/* The threads of this process (its /proc/self/task entries); 0: unknown. */
+static unsigned task_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    unsigned n = 0;
+
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 static void test_seats(void)
 {
     /* Lingering: after a job for the whole pool every thread spins for the
@@ -231,9 +248,9 @@ static void test_seats(void)
     for (unsigned share = 1; share <= 3; share++) {
         unsigned got = 0;
         for (int rep = 0; rep < 3 && got <= share; rep++) {
-            pc_xfer_run(seat_job, NULL, SEAT_JOBS, pool);
+            pc_xfer_run(seat_job, NULL, SEAT_JOBS, pool, 0);
             memset(seat_by, 0, sizeof seat_by);
-            pc_xfer_run(seat_job, NULL, SEAT_JOBS, share);
+            pc_xfer_run(seat_job, NULL, SEAT_JOBS, share, 0);
             got = seat_distinct();
         }
         ok(got <= share, "seats: a job for %u participants ran on %u threads (pool %u, lingering)", share,
@@ -241,9 +258,35 @@ static void test_seats(void)
     }
     /* The whole pool, so that the check above is seen to mean something. */
     memset(seat_by, 0, sizeof seat_by);
-    pc_xfer_run(seat_job, NULL, SEAT_JOBS, pool);
+    pc_xfer_run(seat_job, NULL, SEAT_JOBS, pool, 0);
     whole = seat_distinct();
     ok(pool < 4 || whole > 3, "seats: a job for the whole pool ran on %u of %u threads", whole, pool);
+    /* Threads beyond the pool, for one job (a fast block's pre-fault):
+     * every slice once, on more threads than the job's seats, and none of
+     * them left on the job when the run returns. */
+    memset(seat_by, 0, sizeof seat_by);
+    pc_xfer_run(seat_job, NULL, SEAT_JOBS, 2, 4);
+    whole = seat_distinct();
+    {
+        unsigned unset = 0;
+        for (unsigned i = 0; i < SEAT_JOBS; i++)
+            unset += pthread_equal(seat_by[i], (pthread_t)0) != 0;
+        ok(unset == 0 && whole > 2 && whole <= 6,
+           "extra: a job for 2 participants and 4 extra threads ran every slice (%u not run) on %u threads",
+           unset, whole);
+    }
+    /* The helpers stay for the next such job (no thread is started for
+     * it), and take part in it again. */
+    {
+        unsigned before = task_count(), after;
+        memset(seat_by, 0, sizeof seat_by);
+        pc_xfer_run(seat_job, NULL, SEAT_JOBS, 2, 4);
+        after = task_count();
+        whole = seat_distinct();
+        ok(before > 0 && after == before && whole > 2,
+           "extra: a second such job started no thread (%u before, %u after) and ran on %u threads", before,
+           after, whole);
+    }
     pc_xfer_threads(8, 0);
 }
 
