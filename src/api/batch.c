@@ -95,13 +95,17 @@ static const CUmemcpyAttributes *pc_batch_attr(const struct pc_batch *b, size_t 
     return (const CUmemcpyAttributes *)b->attrs + k;
 }
 
+/* The legacy stream, which a batch may not use (1).  13.0's per-thread
+ * forms refuse stream 0 too, the driver's (measured, H200) and the
+ * runtime's cudaMemcpyBatchAsync_ptsz (fuzzer seeds 7205, 7310 and 7397 on
+ * an H100, runtime 13.0: docs/runtime-facts.md); 12.8's driver forms take
+ * it for the per-thread stream, and so, unmeasured, does the runtime of
+ * the 12.x ABI here (has_fail). */
 static int pc_batch_legacy_stream(const struct pc_batch *b)
 {
     if (b->drv)
-        /* 13.0's per-thread forms refuse stream 0 too (measured, H200);
-         * 12.8's take it for the per-thread stream. */
         return b->stream == CU_STREAM_LEGACY || (!b->stream && (!b->ptsz || !b->has_fail));
-    return b->stream == cudaStreamLegacy || (!b->stream && !b->ptsz);
+    return b->stream == cudaStreamLegacy || (!b->stream && (!b->ptsz || !b->has_fail));
 }
 
 /* Would the runtime accept the batch's arguments (cuda.h's rules)?  CUDA-

@@ -499,8 +499,11 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 		if (!m_lane_ok(m, t, lane))
 			return -1;
 		/* A batch on the legacy stream is refused with 1 before anything
-		 * is queued (H200, docs/runtime-facts.md "Batched copies"). */
-		if (batch && (m->capturing >= 0 || m->lane[lane].kind == LK_LEGACY))
+		 * is queued (H200, docs/runtime-facts.md "Batched copies"), and
+		 * so is one of the _ptsz form given stream 0 (runtime 13.0: seeds
+		 * 7205, 7310, 7397 on an H100). */
+		if (batch && (m->capturing >= 0 || m->lane[lane].kind == LK_LEGACY ||
+			      (m->lane[lane].kind == LK_PTDS && o->e == 1)))
 			return m->capturing >= 0 ? -1 : 0;
 		if (m->capturing >= 0) {
 			if (ms == MEM_PAGEABLE || md == MEM_PAGEABLE)

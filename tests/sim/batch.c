@@ -85,7 +85,11 @@ static int counts(void)
     {
         void *d[2] = { dev + 3 * N, dev + 4 * N };
         const void *src[2] = { pin, pag };
-        is_int(cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, &a, &idx, 1, 0), 0, "cudaMemcpyBatchAsync_ptsz, stream 0");
+        is_int(cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, &a, &idx, 1, 0), 1,
+               "cudaMemcpyBatchAsync_ptsz, stream 0: the legacy stream, refused (runtime 13.0)");
+        is_int(cudaGetLastError(), 1, "... its error pending");
+        is_int(cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, &a, &idx, 1, cudaStreamPerThread), 0,
+               "cudaMemcpyBatchAsync_ptsz, cudaStreamPerThread");
     }
     cudaStreamSynchronize(cudaStreamPerThread);
     ok(same(dev + 3 * N, pin, N) && same(dev + 4 * N, pag, N), "... its bytes arrived");
@@ -98,7 +102,10 @@ static int counts(void)
         op[i].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
     }
     is_int(cudaMemcpy3DBatchAsync(2, op, 0, s), 0, "cudaMemcpy3DBatchAsync");
-    is_int(cudaMemcpy3DBatchAsync_ptsz(1, op, 0, 0), 0, "cudaMemcpy3DBatchAsync_ptsz");
+    is_int(cudaMemcpy3DBatchAsync_ptsz(1, op, 0, 0), 1, "cudaMemcpy3DBatchAsync_ptsz, stream 0: refused");
+    is_int(cudaGetLastError(), 1, "... its error pending");
+    is_int(cudaMemcpy3DBatchAsync_ptsz(1, op, 0, cudaStreamPerThread), 0,
+           "cudaMemcpy3DBatchAsync_ptsz, cudaStreamPerThread");
     cudaDeviceSynchronize();
     ok(same(dev + 5 * N, pin, 1024) && same(dev + 6 * N, pin, 1024), "... their bytes arrived");
     return done_testing();
@@ -268,6 +275,12 @@ static int errors(void)
     a[1].flags = 0;
     B("legacy-stream", d, src, sz, 2, a, idx, 2, 0);
     B("legacy-stream-explicit", d, src, sz, 2, a, idx, 2, cudaStreamLegacy);
+    /* The per-thread form takes stream 0 for the legacy stream too (runtime
+     * 13.0, measured): refused, nothing copied, though its DuringApiCall
+     * operand is one pincache would stage. */
+    cudaMemset(dev, 0, 2 * MIB);
+    line("ptsz-stream-0", cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, a, idx, 2, 0), dev);
+    line("ptsz-per-thread", cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, a, idx, 2, cudaStreamPerThread), dev);
     /* a pending error: the batch runs, and the error is still there after it */
     cudaSetDevice(99);
     line("pending", cudaMemcpyBatchAsync(d, src, sz, 2, a, idx, 2, s), dev);
