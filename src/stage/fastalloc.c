@@ -333,11 +333,13 @@ int pc_fast_alloc(void **out, size_t size, unsigned int flags, int dev, int ring
     if (!j.failed) {
         /* The copy threads if they are free (a staged copy running now
          * has them: no waiting for another thread's copy), else alone;
-         * from 32 MiB (PINCACHE_TEST_FAST_WIDE_MIN) as many as the node's share would give
-         * this process without its cap of 8 copy threads, the rest helpers
-         * of their own, parked between blocks (xfer_help.c; H200 run 69, 8
-         * against 16 threads: 64 MiB 8.8 against 5.8 ms, 1 GiB 105 against
-         * 86 ms). */
+         * from 8 MiB (PINCACHE_TEST_FAST_WIDE_MIN) as many as the node's
+         * share would give this process without its cap of 8 copy
+         * threads, the rest helpers of their own, parked between blocks
+         * (xfer_help.c).  H200 run 69, 8 against 16 threads: 64 MiB 8.8
+         * against 5.8 ms, 1 GiB 105 against 86 ms; H100 run 76, 1 GiB
+         * 64.7-68.0 ms with the helpers, 78.4-88.7 without; run 79,
+         * varsize 8.80-9.29 s with helpers from 8 MiB, 9.87-10.76 from 32. */
         if (nchunk < 2 || !pc_fast_runner ||
             !pc_fast_runner(pc_fast_chunk, &j, nchunk, ring_lock_held, size >= pc_opt.test_fast_wide_min))
             for (size_t i = 0; i < nchunk; i++)
