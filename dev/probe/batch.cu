@@ -29,6 +29,12 @@
 #include <cuda_runtime.h>
 
 #undef cuMemcpyBatchAsync
+// The per-thread forms (declared by cuda_runtime_api.h only under
+// --default-stream per-thread, as the plain names).
+extern "C" cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *, const void *const *, const size_t *, size_t,
+                                                 cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t);
+extern "C" cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t, cudaMemcpy3DBatchOp *, unsigned long long,
+                                                   cudaStream_t);
 typedef CUresult (*batch12_t)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *,
                               size_t, size_t *, CUstream);
 
@@ -117,6 +123,35 @@ static void part_a(cudaStream_t s)
     A("legacy-stream-0", d, src, sz, 2, a, idx, 1, 0);
     A("legacy-stream-explicit", d, src, sz, 2, a, idx, 1, cudaStreamLegacy);
     A("per-thread-stream", d, src, sz, 2, a, idx, 1, cudaStreamPerThread);
+    // The per-thread form's stream 0 (2026-12-05: the GPU fuzzer met a 1
+    // there, on an H100), and the 3D forms' streams.
+#define A_CALL(name, call)                                                                        \
+    do {                                                                                          \
+        cudaMemset(dev, 0, n);                                                                    \
+        cudaDeviceSynchronize();                                                                  \
+        cudaError_t r_ = (call);                                                                  \
+        cudaError_t l_ = cudaGetLastError();                                                      \
+        cudaDeviceSynchronize();                                                                  \
+        printf("a %s code=%d last=%d op0=%s\n", name, (int)r_, (int)l_, device_says(dev, n));     \
+    } while (0)
+    A_CALL("ptsz-stream-0", cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, a, idx, 1, 0));
+    A_CALL("ptsz-legacy-explicit", cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, a, idx, 1, cudaStreamLegacy));
+    A_CALL("ptsz-per-thread-stream", cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, a, idx, 1, cudaStreamPerThread));
+    A_CALL("ptsz-created-stream", cudaMemcpyBatchAsync_ptsz(d, src, sz, 2, a, idx, 1, s));
+    {
+        cudaMemcpy3DBatchOp op;
+        memset(&op, 0, sizeof op);
+        op.src.type = op.dst.type = cudaMemcpyOperandTypePointer;
+        op.src.op.ptr.ptr = pin;
+        op.dst.op.ptr.ptr = dev;
+        op.extent = make_cudaExtent(n, 1, 1);
+        op.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        A_CALL("3d-stream-0", cudaMemcpy3DBatchAsync(1, &op, 0, 0));
+        A_CALL("3d-per-thread-stream", cudaMemcpy3DBatchAsync(1, &op, 0, cudaStreamPerThread));
+        A_CALL("3d-ptsz-stream-0", cudaMemcpy3DBatchAsync_ptsz(1, &op, 0, 0));
+        A_CALL("3d-ptsz-per-thread-stream", cudaMemcpy3DBatchAsync_ptsz(1, &op, 0, cudaStreamPerThread));
+        A_CALL("3d-created-stream", cudaMemcpy3DBatchAsync(1, &op, 0, s));
+    }
     {
         void *dn[2] = { dev, nullptr };
         A("dst-null-second", dn, src, sz, 2, a, idx, 1, s);
