@@ -383,22 +383,30 @@ static uint64_t pc_batch3d_op(size_t w, size_t h, size_t d)
     return b;
 }
 
-void pc_batch3d_seen_rt(size_t n, const struct cudaMemcpy3DBatchOp *ops, cudaStream_t s)
+void pc_batch3d_seen_rt(cudaStream_t s)
 {
-    uint64_t bytes = 0;
-
-    for (size_t i = 0; ops && i < n; i++)
-        bytes += pc_batch3d_op(ops[i].extent.width, ops[i].extent.height, ops[i].extent.depth);
-    pc_call_set_bytes(bytes);
     pc_stream_seen(s);
 }
 
-void pc_batch3d_seen_drv(size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, CUstream s)
+void pc_batch3d_seen_drv(CUstream s)
+{
+    pc_drv_copy_seen(s);
+}
+
+void pc_batch3d_made_rt(size_t n, const struct cudaMemcpy3DBatchOp *ops, int ok)
 {
     uint64_t bytes = 0;
 
-    for (size_t i = 0; ops && i < n; i++)
+    for (size_t i = 0; ok && ops && i < n; i++)
         bytes += pc_batch3d_op(ops[i].extent.width, ops[i].extent.height, ops[i].extent.depth);
-    pc_drv_copy_seen(s);
+    pc_call_set_bytes(bytes);
+}
+
+void pc_batch3d_made_drv(size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, int ok)
+{
+    uint64_t bytes = 0;
+
+    for (size_t i = 0; ok && ops && i < n; i++)
+        bytes += pc_batch3d_op(ops[i].extent.width, ops[i].extent.height, ops[i].extent.depth);
     pc_call_set_bytes(bytes);
 }

@@ -27,10 +27,14 @@ struct pc_batch {
  * call.  Returns the runtime's or the driver's code. */
 int pc_batch_copy(const struct pc_batch *b);
 
-/* A cudaMemcpy3DBatchAsync or cuMemcpy3DBatchAsync: each of its n
- * operands counted as one copy of width x height x depth bytes, its stream
- * seen; never staged (the caller forwards it). */
-void pc_batch3d_seen_rt(size_t n, const struct cudaMemcpy3DBatchOp *ops, cudaStream_t s);
-void pc_batch3d_seen_drv(size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, CUstream s);
+/* A cudaMemcpy3DBatchAsync or cuMemcpy3DBatchAsync, never staged (the
+ * caller forwards it): its stream seen before the call; once the call
+ * returned, each of its n operands counted as one copy of width x height x
+ * depth bytes if it succeeded (ok), none if it was refused, as a 1D batch
+ * refused by pincache's own checks is not counted. */
+void pc_batch3d_seen_rt(cudaStream_t s);
+void pc_batch3d_seen_drv(CUstream s);
+void pc_batch3d_made_rt(size_t n, const struct cudaMemcpy3DBatchOp *ops, int ok);
+void pc_batch3d_made_drv(size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, int ok);
 
 #endif

@@ -67,33 +67,36 @@ cudaError_t pc_cudaMemcpyBatchAsync_ptsz_12(void *const *dsts, const void *const
     PC_RT12_BATCH(cudaMemcpyBatchAsync_ptsz, 1);
 }
 
-/* 3D batches: counted and seen, then the real call. */
-#define PC_3D_BATCH(call_real, name, seen, ...) \
+/* 3D batches: the stream seen, the real call, then its operands counted if it succeeded. */
+#define PC_3D_BATCH(call_real, name, kind, ...) \
     PC_FORWARD_TIMED_WITH(call_real, PC_API_memcpy_3d_batch, 0, NULL, name, \
-                          (seen(n, ops, s), call_real(name, __VA_ARGS__)), __VA_ARGS__)
+                          ({ pc_batch3d_seen_##kind(s); \
+                             __auto_type pc_r3_ = call_real(name, __VA_ARGS__); \
+                             pc_batch3d_made_##kind(n, ops, pc_r3_ == 0); \
+                             pc_r3_; }), __VA_ARGS__)
 
 PC_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t n, struct cudaMemcpy3DBatchOp *ops, unsigned long long flags,
                                              cudaStream_t s)
 {
-    PC_3D_BATCH(PC_CALL_REAL, cudaMemcpy3DBatchAsync, pc_batch3d_seen_rt, n, ops, flags, s);
+    PC_3D_BATCH(PC_CALL_REAL, cudaMemcpy3DBatchAsync, rt, n, ops, flags, s);
 }
 
 PC_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t n, struct cudaMemcpy3DBatchOp *ops,
                                                   unsigned long long flags, cudaStream_t s)
 {
-    PC_3D_BATCH(PC_CALL_REAL, cudaMemcpy3DBatchAsync_ptsz, pc_batch3d_seen_rt, n, ops, flags, s);
+    PC_3D_BATCH(PC_CALL_REAL, cudaMemcpy3DBatchAsync_ptsz, rt, n, ops, flags, s);
 }
 
 cudaError_t pc_cudaMemcpy3DBatchAsync_12(size_t n, struct cudaMemcpy3DBatchOp *ops, size_t *fail,
                                          unsigned long long flags, cudaStream_t s)
 {
-    PC_3D_BATCH(PC_CALL_REAL12, cudaMemcpy3DBatchAsync, pc_batch3d_seen_rt, n, ops, fail, flags, s);
+    PC_3D_BATCH(PC_CALL_REAL12, cudaMemcpy3DBatchAsync, rt, n, ops, fail, flags, s);
 }
 
 cudaError_t pc_cudaMemcpy3DBatchAsync_ptsz_12(size_t n, struct cudaMemcpy3DBatchOp *ops, size_t *fail,
                                               unsigned long long flags, cudaStream_t s)
 {
-    PC_3D_BATCH(PC_CALL_REAL12, cudaMemcpy3DBatchAsync_ptsz, pc_batch3d_seen_rt, n, ops, fail, flags, s);
+    PC_3D_BATCH(PC_CALL_REAL12, cudaMemcpy3DBatchAsync_ptsz, rt, n, ops, fail, flags, s);
 }
 
 /* --- the driver's: CUDA 12.8's ABI under the plain names, 13.0's as _v2 --- */
@@ -127,23 +130,23 @@ PC_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *sr
 PC_EXPORT CUresult cuMemcpy3DBatchAsync(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
                                         unsigned long long flags, CUstream s)
 {
-    PC_3D_BATCH(PC_CALL_DRV, cuMemcpy3DBatchAsync, pc_batch3d_seen_drv, n, ops, fail, flags, s);
+    PC_3D_BATCH(PC_CALL_DRV, cuMemcpy3DBatchAsync, drv, n, ops, fail, flags, s);
 }
 
 PC_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
                                              unsigned long long flags, CUstream s)
 {
-    PC_3D_BATCH(PC_CALL_DRV, cuMemcpy3DBatchAsync_ptsz, pc_batch3d_seen_drv, n, ops, fail, flags, s);
+    PC_3D_BATCH(PC_CALL_DRV, cuMemcpy3DBatchAsync_ptsz, drv, n, ops, fail, flags, s);
 }
 
 PC_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
                                            CUstream s)
 {
-    PC_3D_BATCH(PC_CALL_DRV, cuMemcpy3DBatchAsync_v2, pc_batch3d_seen_drv, n, ops, flags, s);
+    PC_3D_BATCH(PC_CALL_DRV, cuMemcpy3DBatchAsync_v2, drv, n, ops, flags, s);
 }
 
 PC_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
                                                 CUstream s)
 {
-    PC_3D_BATCH(PC_CALL_DRV, cuMemcpy3DBatchAsync_v2_ptsz, pc_batch3d_seen_drv, n, ops, flags, s);
+    PC_3D_BATCH(PC_CALL_DRV, cuMemcpy3DBatchAsync_v2_ptsz, drv, n, ops, flags, s);
 }
