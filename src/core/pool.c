@@ -399,7 +399,7 @@ static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why)
         pc_idle_unlink(p, b);
         pc_registry_del(&p->reg, b);
         p->held -= b->size;
-        p->releasing += b->size;
+        __atomic_store_n(&p->releasing, p->releasing + b->size, __ATOMIC_RELAXED);
         b->next = victims;
         victims = b;
     }
@@ -419,7 +419,7 @@ static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why)
             PC_STAT_ADD(trim_mem_bytes, b->size);
         }
         pthread_mutex_lock(&p->lock);
-        p->releasing -= b->size;
+        __atomic_store_n(&p->releasing, p->releasing - b->size, __ATOMIC_RELAXED);
         if (!p->releasing)
             pthread_cond_broadcast(&p->released);
         pc_publish(p);

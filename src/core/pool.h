@@ -67,7 +67,9 @@ struct pc_pool {
     struct pc_block *lru_head, *lru_tail;
     size_t cached;                   /* idle bytes; written atomically, read without the lock by the cap check */
     size_t held;                     /* real bytes owned, live or idle */
-    size_t releasing;                /* bytes a trim took out, still being released */
+    size_t releasing;                /* bytes a trim took out, still being released; written
+                                        atomically under the lock, read without it (a retry's
+                                        check: pool.c, cache.c) */
     pthread_cond_t released;         /* broadcast when releasing returns to 0 */
     size_t req_live, req_peak;       /* bytes the program asked for: now, and at most */
     size_t trim_owed;                /* atomic: the largest block whose miss left the headroom's trim to the next free */
