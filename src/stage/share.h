@@ -19,7 +19,7 @@ unsigned pc_share_threads(void);
 
 /* stage.h's pc_stage_parallel: fn on this process's share of the threads;
  * wide: on the share before the per-process cap (PC_SHARE_PROC_CAP), the
- * threads beyond the pool parked helpers of their own (stage_threads.h). */
+ * threads beyond the pool parked helpers of their own (xfer_help.h). */
 int pc_share_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held, int wide);
 
 /* At exit: leave the node's file (node.h). */

@@ -73,7 +73,7 @@ uint64_t pc_stage_native_devices(void);
  * copy has yet: 1.  lock_held: the caller already holds the staging lock (a
  * ring chunk made during a copy).  wide: up to the node's share of threads
  * for this process before its cap of 8 (share.c), those beyond the pool
- * parked helpers of their own (stage_threads.h).  0: another thread is
+ * parked helpers of their own (xfer_help.h).  0: another thread is
  * staging now and nothing ran (the caller does the work itself, never
  * waits for it). */
 int pc_stage_parallel(void (*fn)(void *arg, uint64_t i), void *arg, uint64_t n, int lock_held, int wide);
