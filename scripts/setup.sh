@@ -11,7 +11,7 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
 need_pkgs=""
 for t in autoconf:autoconf automake:automake libtoolize:libtool pkg-config:pkg-config \
-         make:make gcc:gcc groff:groff-base python3:python3 "$@"; do
+         make:make gcc:gcc groff:groff-base python3:python3 valgrind:valgrind "$@"; do
     case $t in
     /*) [ -e "${t%%:*}" ] ;;
     *) command -v "${t%%:*}" >/dev/null 2>&1 ;;

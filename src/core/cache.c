@@ -1,6 +1,7 @@
 /* cache.c - the process's cache of pinned blocks (cache.h). */
 #include "config.h"
 #include <pthread.h>
+#include <stdint.h>
 #include "core/cache.h"
 #include "util/options.h"
 
@@ -18,9 +19,36 @@ void pc_cache_after_fork_child(void)
     pthread_mutex_init(&pc_cache.lock, NULL);
 }
 
+/* The live block this thread's last pc_cache_owns found, and the pool's
+ * count of blocks that stopped being live then.  While that count stands
+ * no block has stopped being live, so a pointer inside the remembered
+ * block is inside a live block, without the pool's lock: a program that
+ * copies from a few long-lived blocks (PyTorch's pinned blocks, which its
+ * own allocator keeps) asks the lock once per block. */
+struct pc_owns_memo {
+    uintptr_t ptr;
+    size_t size;
+    uint64_t unlived;
+};
+static __thread struct pc_owns_memo pc_owns_last __attribute__((tls_model("initial-exec")));
+
 int pc_cache_owns(const void *p)
 {
-    return p && pc_pool_state(&pc_cache, p, 1) == PC_BLOCK_LIVE;
+    struct pc_owns_memo *m = &pc_owns_last;
+    struct pc_block *b;
+    int live;
+
+    if (!p)
+        return 0;
+    if ((uintptr_t)p - m->ptr < m->size && m->unlived == __atomic_load_n(&pc_cache.unlived, __ATOMIC_ACQUIRE))
+        return 1;
+    pthread_mutex_lock(&pc_cache.lock);
+    b = pc_registry_find_interior(&pc_cache.reg, p);
+    live = b && !b->idle;
+    if (live)
+        *m = (struct pc_owns_memo){ (uintptr_t)b->ptr, b->size, __atomic_load_n(&pc_cache.unlived, __ATOMIC_RELAXED) };
+    pthread_mutex_unlock(&pc_cache.lock);
+    return live;
 }
 
 void pc_cache_forget_device(int dev)

@@ -53,8 +53,9 @@ static struct {
     pc_ev_query_fn query;
 } pc_ctx;
 static pthread_once_t pc_ctx_once = PTHREAD_ONCE_INIT;
+static int pc_ctx_decided;     /* atomic: pc_ctx_resolve ran (a hit pair asks three times) */
 
-static void pc_ctx_resolve(void)
+static void pc_ctx_resolve_once(void)
 {
     if (pc_opt.fence != PC_FENCE_CONTEXT)
         return;
@@ -74,9 +75,16 @@ static void pc_ctx_resolve(void)
         pc_info("fences: cuCtxRecordEvent not available; an event on the legacy stream and a query per non-blocking stream");
 }
 
+static void pc_ctx_resolve(void)
+{
+    pc_ctx_resolve_once();
+    __atomic_store_n(&pc_ctx_decided, 1, __ATOMIC_RELEASE);
+}
+
 static int pc_cuda_ctx_wide(void)
 {
-    pthread_once(&pc_ctx_once, pc_ctx_resolve);
+    if (!__atomic_load_n(&pc_ctx_decided, __ATOMIC_ACQUIRE))
+        pthread_once(&pc_ctx_once, pc_ctx_resolve);
     return pc_ctx.ok;
 }
 

@@ -20,8 +20,7 @@ void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, s
 
 /* --- idle lists (lock held) --- */
 
-/* The idle list of a block's class and key (its home's lists exist: the
- * block was handed out through them). */
+/* The idle list of a block's class and key (handed out through it: it exists). */
 static struct pc_bucket *pc_bucket_of(struct pc_pool *p, const struct pc_block *b)
 {
     return &p->home[PC_KEY_HOME(b->key)]->bucket[b->cls][PC_KEY_FLAGS(b->key)];
@@ -89,11 +88,10 @@ static void pc_req_add(struct pc_pool *p, size_t req)
         p->req_peak = p->req_live;
 }
 
-/* The pool's gauges (stats.def), set from its own counts under its lock:
- * stores, no atomic read-modify-write on the hit path.  A block being
- * released by a trim is still held and cached until its real free returns.
- * Only the pool moves these gauges in cache mode (observe mode's shadow
- * moves live and requested bytes, and never reaches the pool). */
+/* The pool's gauges (stats.def), stored from its counts under its lock (no
+ * read-modify-write on the hit path); a block a trim is releasing is held
+ * and cached until its real free returns.  Observe mode's shadow moves live
+ * and requested bytes, and never reaches the pool. */
 static void pc_publish(const struct pc_pool *p)
 {
     PC_GAUGE_SET(cached_bytes, p->cached + p->releasing);
@@ -121,7 +119,7 @@ static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, si
     return NULL;
 }
 
-enum pc_trim_why { PC_TRIM_HEADROOM, PC_TRIM_CAP, PC_TRIM_MEMORY };
+enum pc_trim_why { PC_TRIM_HEADROOM, PC_TRIM_CAP, PC_TRIM_MEMORY };   /* for the report's advice */
 static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why);
 
 /* Idle bytes a memory limit lets the cache keep (no lock held). */
@@ -360,6 +358,7 @@ enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)
         st = PC_BLOCK_IDLE;
     } else if (b) {
         st = PC_BLOCK_LIVE;
+        __atomic_add_fetch(&p->unlived, 1, __ATOMIC_RELEASE);
         b->fence = fence;
         p->req_live -= b->req;
         b->req = 0;
@@ -381,6 +380,7 @@ int pc_pool_forget(struct pc_pool *p, void *ptr)
         return -1;
     }
     pc_registry_del(&p->reg, b);
+    __atomic_add_fetch(&p->unlived, 1, __ATOMIC_RELEASE);
     p->held -= b->size;
     p->req_live -= b->req;
     pc_publish(p);
@@ -389,7 +389,6 @@ int pc_pool_forget(struct pc_pool *p, void *ptr)
     return 0;
 }
 
-/* Why a trim releases (the report's advice tells the reasons apart). */
 static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why)
 {
     struct pc_block *victims = NULL, *b;
@@ -493,7 +492,8 @@ void pc_pool_drop_home(struct pc_pool *p, unsigned home)
         b->next = p->dropped;       /* kept reachable; never used again */
         p->dropped = b;
     }
-    if (dropped)               /* an empty pool (observe mode) leaves the shadow's gauges alone */
+    /* An empty pool (observe mode) leaves the shadow's gauges alone (the count is never 0). */
+    if (dropped && __atomic_add_fetch(&p->unlived, 1, __ATOMIC_RELEASE))
         pc_publish(p);
     pthread_mutex_unlock(&p->lock);
 }

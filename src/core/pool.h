@@ -75,6 +75,8 @@ struct pc_pool {
     size_t trim_owed;                /* atomic: the largest block whose miss left the headroom's trim to the next free */
     unsigned headroom_pct;           /* read-only after init */
     struct pc_block *dropped;        /* blocks forgotten by pc_pool_drop_home */
+    uint64_t unlived;                /* atomic, moved under the lock: counts the times live blocks
+                                        stopped being live (freed, forgotten, dropped): cache.c */
     struct pc_alloc_cost cost;       /* of a real allocation (core/sizeclass.h) */
 };
 

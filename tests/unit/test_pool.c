@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/pool.h"
+#include "core/cache.h"
 #include "util/stats.h"
 #include "tap.h"
 
@@ -575,6 +576,38 @@ static void test_homes(void)
     is_int(pc_pool_alloc(&p, 8192, PC_KEY(1, PC_POOL_NHOME), &c, &hit), -1, "a home beyond the table: pass through");
 }
 
+/* pc_cache_owns remembers the live block it last found, per thread, and
+ * asks the pool again once any live block stopped being live: a block freed,
+ * forgotten or dropped with its device is no longer the program's, even to
+ * the thread that remembered it. */
+static void test_owns_memo(void)
+{
+    char *a, *b, *c;
+    uint64_t n;
+
+    fake_reset(&pc_cache, (size_t)1 << 30);
+    a = xalloc(&pc_cache, 3 * 4096, 0, NULL);
+    ok(pc_cache_owns(a + 5000), "a pointer inside a live block is the program's");
+    ok(pc_cache_owns(a + 100) && pc_cache_owns(a), "... and so are others of the same block (remembered)");
+    ok(!pc_cache_owns(a + 3 * 4096) && !pc_cache_owns(a - 1), "one past the end and one before are not");
+    b = xalloc(&pc_cache, 4096, 0, NULL);
+    ok(pc_cache_owns(b) && pc_cache_owns(a + 1), "another live block, then the first again");
+    n = pc_cache.unlived;
+    ok(xalloc(&pc_cache, 4096, 0, NULL) != NULL && pc_cache.unlived == n, "an allocation does not move the count");
+    pc_pool_free(&pc_cache, a, 0);
+    ok(pc_cache.unlived == n + 1, "a free moves it");
+    ok(!pc_cache_owns(a + 100), "a freed block is not the program's, though this thread remembered it");
+    ok(pc_cache_owns(b), "a live one still is");
+    is_int(pc_pool_forget(&pc_cache, b), 0, "forget a live block");
+    ok(!pc_cache_owns(b + 8), "a forgotten block is not the program's");
+    free(b);
+    c = xalloc(&pc_cache, 8192, PC_KEY(0, 1), NULL);
+    ok(pc_cache_owns(c + 8), "a block of home 1");
+    pc_pool_drop_home(&pc_cache, 1);
+    ok(!pc_cache_owns(c + 8), "dropped with its home, it is not the program's");
+    ok(!pc_cache_owns(NULL), "NULL never is");
+}
+
 int main(void)
 {
     test_size_classes();
@@ -592,5 +625,6 @@ int main(void)
     test_wait_without_room();
     test_threads();
     test_homes();
+    test_owns_memo();
     return done_testing();
 }
