@@ -25,30 +25,17 @@ void pc_cache_after_fork_child(void)
  * block is inside a live block, without the pool's lock: a program that
  * copies from a few long-lived blocks (PyTorch's pinned blocks, which its
  * own allocator keeps) asks the lock once per block. */
-struct pc_owns_memo {
-    uintptr_t ptr;
-    size_t size;
-    uint64_t unlived;
-};
-static __thread struct pc_owns_memo pc_owns_last __attribute__((tls_model("initial-exec")));
+static __thread struct pc_pool_span pc_owns_last __attribute__((tls_model("initial-exec")));
 
 int pc_cache_owns(const void *p)
 {
-    struct pc_owns_memo *m = &pc_owns_last;
-    struct pc_block *b;
-    int live;
+    struct pc_pool_span *m = &pc_owns_last;
 
     if (!p)
         return 0;
     if ((uintptr_t)p - m->ptr < m->size && m->unlived == __atomic_load_n(&pc_cache.unlived, __ATOMIC_ACQUIRE))
         return 1;
-    pthread_mutex_lock(&pc_cache.lock);
-    b = pc_registry_find_interior(&pc_cache.reg, p);
-    live = b && !b->idle;
-    if (live)
-        *m = (struct pc_owns_memo){ (uintptr_t)b->ptr, b->size, __atomic_load_n(&pc_cache.unlived, __ATOMIC_RELAXED) };
-    pthread_mutex_unlock(&pc_cache.lock);
-    return live;
+    return pc_pool_live_span(&pc_cache, p, m) == 0;
 }
 
 void pc_cache_forget_device(int dev)

@@ -334,17 +334,17 @@ enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interi
     return st;
 }
 
-int pc_pool_live_key(struct pc_pool *p, const void *ptr)
+int pc_pool_live_span(struct pc_pool *p, const void *ptr, struct pc_pool_span *out)
 {
     struct pc_block *b;
-    int key = -1;
+    int live;
 
     pthread_mutex_lock(&p->lock);
     b = pc_registry_find_interior(&p->reg, ptr);
-    if (b && !b->idle)
-        key = (int)b->key;
+    if ((live = b && !b->idle))
+        *out = (struct pc_pool_span){ (uintptr_t)b->ptr, b->size, b->key, p->unlived };
     pthread_mutex_unlock(&p->lock);
-    return key;
+    return live ? 0 : -1;
 }
 
 enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)

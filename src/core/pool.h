@@ -103,8 +103,23 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
 /* What the pool knows of ptr: exact base only, or any pointer inside a block. */
 enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interior);
 
+/* The live block containing ptr (0), or none (-1): where it starts, its
+ * size and key, and the pool's unlived count as it was found. */
+struct pc_pool_span {
+    uintptr_t ptr;
+    size_t size;
+    unsigned key;
+    uint64_t unlived;
+};
+int pc_pool_live_span(struct pc_pool *p, const void *ptr, struct pc_pool_span *out);
+
 /* The key of the live block containing ptr, or -1. */
-int pc_pool_live_key(struct pc_pool *p, const void *ptr);
+static inline int pc_pool_live_key(struct pc_pool *p, const void *ptr)
+{
+    struct pc_pool_span s;
+
+    return pc_pool_live_span(p, ptr, &s) == 0 ? (int)s.key : -1;
+}
 
 /* Take back a live block; fence is what must complete before reuse.
  * Returns PC_BLOCK_LIVE when it was live (now cached), PC_BLOCK_IDLE when it
