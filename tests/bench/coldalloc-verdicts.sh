@@ -26,10 +26,17 @@ EOF
 		done >"$D/rates.$1.$r.out"
 	done
 }
-# varsize HOW SECONDS HELD: its RESULT line (peak request 1000000) and report
+# varsize_run HOW ROUND SECONDS HELD: one run's RESULT line (peak request
+# 1000000) and report
+varsize_run() {
+	echo "RESULT varsize ops=20000 peak_live_requested_bytes=1000000 seconds=$3" >"$D/varsize.$1.$2.out"
+	printf '{\n  "stats": {\n    "real_alloc_calls": 7,\n    "held_bytes_peak": %s\n  }\n}\n' "$4" >"$D/varsize.$1.$2.json"
+}
+# varsize HOW SECONDS HELD: all three rounds of HOW alike
 varsize() {
-	echo "RESULT varsize ops=20000 peak_live_requested_bytes=1000000 seconds=$2" >"$D/varsize.$1.out"
-	printf '{\n  "stats": {\n    "real_alloc_calls": 7,\n    "held_bytes_peak": %s\n  }\n}\n' "$3" >"$D/varsize.$1.json"
+	for r in 1 2 3; do
+		varsize_run "$1" $r "$2" "$3"
+	done
 }
 good() {
 	rm -f "$D"/*
@@ -40,6 +47,7 @@ rate_sizes='64K 1G'
 rate_rounds='3'
 rate_reps='15'
 varsize='--ops 20000 --max-live 48'
+varsize_rounds='3'
 EOF
 	alloc 64M 67108864 plain 30
 	alloc 64M 67108864 on 7.4
@@ -79,10 +87,21 @@ rates on 51.1
 expect 1 1 "64 KiB d2h 1.022" "a rate 2.2% faster fails too (within 2%, both ways)"
 good
 varsize on 10.1 1150000
-expect 1 1 "varsize before/after 1.980x" "varsize at 1.98x fails"
+expect 1 1 "varsize before/after (medians) 1.980x" "varsize at 1.98x fails"
 good
-varsize on 9.9 1150100
-expect 1 1 "varsize held/peak with the fast path 1.150" "held/peak 1.1501 fails"
+varsize_run on 2 30 1150000
+varsize_run off 3 5 1150000
+expect 0 0 "" "varsize: one slow round of each kind moves no median"
+good
+varsize_run on 1 10.1 1150000
+varsize_run on 3 10.1 1150000
+expect 1 1 "varsize before/after (medians) 1.980x" "varsize: two slow rounds of three fail"
+good
+varsize_run on 2 9.9 1150100
+expect 1 1 "varsize held/peak with the fast path, worst run 1.150" "held/peak 1.1501 in one round fails"
+good
+rm -f "$D"/varsize.on.2.json
+expect 1 1 "worst run (no figure)" "a fast-path run without a report fails held/peak"
 good
 rm -f "$D"/alloc.1G.on.*.out
 expect 1 1 "cold 1 GiB: plain/pincache (no figure)x" "no pincache run at 1 GiB fails"
@@ -100,12 +119,12 @@ if sim_nvcc "$D"; then
 	rm -rf "$D/run"
 	NVCC=$D/cuda/bin/nvcc COLDALLOC_SIZES="4M:3:4 8M:2:5" COLDALLOC_BIG=16M:1:- COLDALLOC_ROUNDS=2 \
 		COLDALLOC_RATE_SIZES="64K 4M" COLDALLOC_RATE_REPS=3 COLDALLOC_RATE_ROUNDS=2 \
-		COLDALLOC_VARSIZE="--ops 400 --max-live 16" \
+		COLDALLOC_VARSIZE="--ops 400 --max-live 16" COLDALLOC_VARSIZE_ROUNDS=2 \
 		bash "$top_srcdir/tests/bench/coldalloc.sh" "$top_builddir" "$D/run" >"$D/sim.md" 2>"$D/sim.err"
 	[ $? -le 1 ] && [ "$(grep -c '^PASS: \|^FAIL: ' "$D/sim.md")" = 5 ] && ! grep -q 'run(s) failed' "$D/sim.md" &&
-		! grep -q 'no figure' "$D/sim.md" && [ "$(ls "$D"/run/*.json | wc -l)" = 14 ]
+		! grep -q 'no figure' "$D/sim.md" && [ "$(ls "$D"/run/*.json | wc -l)" = 16 ]
 	rc=$?
-	point $rc "the simulated device: every run, every figure, five verdicts, 14 reports"
+	point $rc "the simulated device: every run, every figure, five verdicts, 16 reports"
 	[ $rc = 0 ] || sed 's/^/# /' "$D/sim.md" "$D/sim.err"
 else
 	n=$((n + 1))
