@@ -117,14 +117,25 @@ while [ $m -lt "$nmodes" ]; do
 		s=$(echo "$d" | tr ' ' '\n' | grep -E '^[0-9]+$' | head -1)
 		if [ "$shrunk" -lt "$FUZZ_SHRINK" ] && [ "$m" -ge 2 ] && [ -n "$s" ]; then
 			shrunk=$((shrunk + 1))
-			# Alone if it diverges alone, else after the seeds its process ran before it.
+			# Alone if it diverges alone, else after the fewest of the seeds its
+			# process ran before it (1, 2, 4, ... back to the chunk's first) that
+			# make it diverge in one replay and fit in one case (fuzz --dump
+			# refuses more than a case holds).
 			c0=$(( first + (s - first) / FUZZ_CHUNK * FUZZ_CHUNK ))
-			for from in $s $c0; do
+			starts=$s k=1
+			while [ $((s - k)) -gt "$c0" ]; do
+				starts="$starts $((s - k))"
+				k=$((k * 2))
+			done
+			[ "$c0" -lt "$s" ] && starts="$starts $c0"
+			found=
+			for from in $starts; do
 				# shellcheck disable=SC2086
 				"$FUZZ" $FUZZ_ARGS --dump "$from:$s" >"$tmp/case" 2>/dev/null || continue
 				env PINCACHE_REPORT=off $assign LD_PRELOAD="$FUZZ_PRELOAD" "$FUZZ" --replay "$tmp/case" >"$tmp/h1" 2>/dev/null
 				env -u LD_PRELOAD "$FUZZ" --replay "$tmp/case" >"$tmp/h0" 2>/dev/null
-				cmp -s "$tmp/h0" "$tmp/h1" && [ "$from" != "$c0" ] && continue
+				cmp -s "$tmp/h0" "$tmp/h1" && continue
+				found=1
 				echo "# shrinking seeds $from..$s under $name"
 				"$FUZZ" --shrink "$tmp/case" --env "PINCACHE_REPORT=off $assign LD_PRELOAD=$FUZZ_PRELOAD" \
 					>"$tmp/min" 2>"$tmp/min.err"
@@ -139,6 +150,8 @@ while [ $m -lt "$nmodes" ]; do
 				fi
 				break
 			done
+			[ -n "$found" ] ||
+				echo "# seed $s: no case of seeds $c0..$s that fits diverges in one replay (not shrunk)"
 		fi
 	fi
 	m=$((m + 1))

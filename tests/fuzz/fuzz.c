@@ -1320,8 +1320,13 @@ static int prog_read(const char *path, struct prog *p)
 			continue;
 		if (sscanf(line, "devices %d", &p->ndev) == 1 || sscanf(line, "threads %d", &p->nthr) == 1)
 			continue;
+		if (p->n >= MAXOPS) {
+			fprintf(stderr, "fuzz: %s: more than %d operations\n", path, MAXOPS);
+			fclose(f);
+			return -1;
+		}
 		if (sscanf(line, "%31s %d %d %d %d %d %d %u %u %zu %zu %zu", name, &o.t, &o.a, &o.b, &o.c, &o.d,
-			   &o.e, &o.key, &o.delay, &o.o1, &o.o2, &o.len) != 12 || p->n >= MAXOPS)
+			   &o.e, &o.key, &o.delay, &o.o1, &o.o2, &o.len) != 12)
 			goto bad;
 		for (k = 0; k < NOPKINDS && strcmp(name, op_names[k]); k++)
 			;
@@ -2075,7 +2080,7 @@ int main(int argc, char **argv)
 	};
 	static struct prog p;
 	static struct model m;
-	int verbose = 0, nops = 150, nthr = 0, dump = 0, c, ndev, bad;
+	int verbose = 0, nops = 150, nthr = 0, dump = 0, dumped = 0, c, ndev, bad;
 	const char *replay = NULL, *shrink_path = NULL;
 	unsigned long long first = 0, last = 0;
 
@@ -2142,7 +2147,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (dump) {
-			/* Several seeds: one program after the other, as a batch runs them. */
+			/* Several seeds: one program after the other, as a batch runs them,
+			 * as long as they fit in one case (--replay reads MAXOPS). */
+			if ((dumped += p.n) > MAXOPS) {
+				fprintf(stderr, "fuzz: seeds %llu..%llu: more than %d operations for one case\n", first, s,
+					MAXOPS);
+				return 2;
+			}
 			if (s == first)
 				printf("# pincache fuzz case (tests/fuzz/README.md)\ndevices %d\nthreads %d\n", p.ndev, MAXT);
 			prog_write_ops(stdout, &p);
