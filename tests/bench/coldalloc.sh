@@ -13,7 +13,12 @@
 #   2. coldalloc rates, plain and pincache alternately, COLDALLOC_RATE_ROUNDS
 #      (3) processes each, COLDALLOC_RATE_REPS (15) samples per size
 #      (COLDALLOC_RATE_SIZES, default 64K..1G); each figure the median of the
-#      processes' medians.  Device-timed rates must be within 2%: the blocks'
+#      processes' medians.  Each size in a process of its own
+#      (COLDALLOC_RATE_FRESH=1, the default), so that its block is the first
+#      the process allocates plainly and under pincache alike: run one after
+#      the other, the cache keeps the smaller blocks the plain run frees, and
+#      where the driver then carves the next one moves its rate by up to 2.4%
+#      (H100 run 91, dev/probe/place.cu); 0: all sizes in one process.  Device-timed rates must be within 2%: the blocks'
 #      DMA; host-timed ones (sync cudaMemcpy) are shown, pincache's per-call
 #      work included.
 #   3. varsize (as make bench runs it, COLDALLOC_VARSIZE: its arguments, or
@@ -65,6 +70,7 @@ else
     rounds=${COLDALLOC_ROUNDS:-2}
     rate_sizes=${COLDALLOC_RATE_SIZES:-64K 256K 1M 4M 16M 64M 256M 1G}
     rate_rounds=${COLDALLOC_RATE_ROUNDS:-3}
+    rate_fresh=${COLDALLOC_RATE_FRESH:-1}
     rate_reps=${COLDALLOC_RATE_REPS:-15}
     varsize=${COLDALLOC_VARSIZE:---ops 20000 --max-live 48}
     varsize_rounds=${COLDALLOC_VARSIZE_ROUNDS:-3}
@@ -73,6 +79,7 @@ else
         echo "rounds='$rounds'"
         echo "rate_sizes='$rate_sizes'"
         echo "rate_rounds='$rate_rounds'"
+        echo "rate_fresh='$rate_fresh'"
         echo "rate_reps='$rate_reps'"
         echo "varsize='$varsize'"
         echo "varsize_rounds='$varsize_rounds'"
@@ -138,10 +145,18 @@ if [ "$report_only" != 1 ]; then
         done
     done
     for r in $(seq "$rate_rounds"); do
-        for how in plain on; do
-            # shellcheck disable=SC2086
-            run "rates.$how.$r" "$how" "$prog" rates "$rate_reps" $rate_sizes
-        done
+        if [ "$rate_fresh" = 1 ]; then
+            for size in $rate_sizes; do
+                for how in plain on; do
+                    run "rates.$how.$r.$size" "$how" "$prog" rates "$rate_reps" "$size"
+                done
+            done
+        else
+            for how in plain on; do
+                # shellcheck disable=SC2086
+                run "rates.$how.$r" "$how" "$prog" rates "$rate_reps" $rate_sizes
+            done
+        fi
     done
     if [ "$varsize" != off ]; then
         for r in $(seq "$varsize_rounds"); do
