@@ -1,0 +1,148 @@
+// capfree.cu - which of the calls a release of idle pinned blocks makes are
+// allowed during a stream capture, and whether the capture survives them:
+// what pincache would need before it releases its idle blocks for an
+// allocation that runs out of pinned memory inside a capture (pincache(7):
+// today nothing is released there; run 15 measured cudaHostAlloc,
+// cudaFreeHost and cudaEventQuery only).  Not yet run: for the next device.
+//
+// Each case: stream C begins a capture (runtime, mode global, thread-local
+// or relaxed) and captures a kernel; then, on the capturing thread or on
+// another one, whose own capture mode (cudaThreadExchangeStreamCaptureMode)
+// is global, thread-local or relaxed, one call:
+//   freehost     cudaFreeHost of a cudaHostAlloc block made before
+//   unregister   cudaHostUnregister of an mmap'd range registered before
+//   register     cudaHostRegister of an mmap'd range
+//   evsync       cudaEventSynchronize of an event recorded before on stream W
+//   ssync_other  cudaStreamSynchronize(W), a non-capturing created stream
+//   ctxsync      cudaDeviceSynchronize
+//   drv_evquery  cuEventQuery of that event
+// then the capture ends, its graph is launched and its kernel's effect
+// checked.  One line a case:
+//   CAPFREE op=.. mode=.. where=self|other tmode=.. op_rc=N end_rc=N launch_rc=N ok=0|1
+//   nvcc -O2 -arch=sm_90 -o /tmp/capfree dev/probe/capfree.cu -lcuda && /tmp/capfree
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstring>
+#include <sys/mman.h>
+#include <thread>
+
+#define SZ (2u << 20)
+
+__global__ void k_add(int *x, int v) { *x += v; }
+
+static const char *mode_name[] = { "global", "thread", "relaxed" };
+enum { OP_FREEHOST, OP_UNREGISTER, OP_REGISTER, OP_EVSYNC, OP_SSYNC_OTHER, OP_CTXSYNC, OP_DRV_EVQUERY, OP_N };
+static const char *op_name[] = { "freehost", "unregister", "register", "evsync", "ssync_other", "ctxsync",
+                                 "drv_evquery" };
+
+static void *map_range(void)
+{
+    void *m = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (m == MAP_FAILED)
+        return NULL;
+    memset(m, 1, SZ);
+    return m;
+}
+
+static void one(int op, int mode, int other, int tmode, cudaStream_t w, cudaStream_t c, int *dev_x)
+{
+    void *blk = NULL, *reg = NULL, *fresh = NULL;
+    cudaEvent_t ev;
+    cudaGraph_t g = NULL;
+    int op_rc = -1, end_rc = -1, launch_rc = -1, ok = 0;
+
+    cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    cudaMemset(dev_x, 0, sizeof(int));
+    if (op == OP_FREEHOST)
+        cudaHostAlloc(&blk, SZ, 0);
+    if (op == OP_UNREGISTER && (reg = map_range()) != NULL)
+        cudaHostRegister(reg, SZ, 0);
+    if (op == OP_REGISTER)
+        fresh = map_range();
+    cudaDeviceSynchronize();
+    cudaEventRecord(ev, w);
+    if (cudaStreamBeginCapture(c, (cudaStreamCaptureMode)mode) != cudaSuccess) {
+        printf("INFO begin mode=%s refused\n", mode_name[mode]);
+        return;
+    }
+    k_add<<<1, 1, 0, c>>>(dev_x, 1);
+    auto body = [&] {
+        cudaStreamCaptureMode m = (cudaStreamCaptureMode)tmode;
+
+        cudaThreadExchangeStreamCaptureMode(&m);
+        switch (op) {
+        case OP_FREEHOST: op_rc = (int)cudaFreeHost(blk); break;
+        case OP_UNREGISTER: op_rc = (int)cudaHostUnregister(reg); break;
+        case OP_REGISTER: op_rc = (int)cudaHostRegister(fresh, SZ, 0); break;
+        case OP_EVSYNC: op_rc = (int)cudaEventSynchronize(ev); break;
+        case OP_SSYNC_OTHER: op_rc = (int)cudaStreamSynchronize(w); break;
+        case OP_CTXSYNC: op_rc = (int)cudaDeviceSynchronize(); break;
+        case OP_DRV_EVQUERY:
+            op_rc = (int)cuEventQuery((CUevent)ev);
+            if (op_rc == (int)CUDA_ERROR_NOT_READY)
+                op_rc = 0;
+            break;
+        }
+        cudaThreadExchangeStreamCaptureMode(&m);   /* back to what it was */
+    };
+    if (other) {
+        std::thread t(body);
+        t.join();
+    } else {
+        body();
+    }
+    end_rc = (int)cudaStreamEndCapture(c, &g);
+    if (end_rc == 0 && g) {
+        cudaGraphExec_t ge = NULL;
+        int x = -1;
+
+        launch_rc = (int)cudaGraphInstantiate(&ge, g, 0);
+        if (launch_rc == 0)
+            launch_rc = (int)cudaGraphLaunch(ge, c);
+        if (launch_rc == 0)
+            launch_rc = (int)cudaStreamSynchronize(c);
+        if (launch_rc == 0 && cudaMemcpy(&x, dev_x, sizeof x, cudaMemcpyDeviceToHost) == cudaSuccess)
+            ok = x == 1;
+        if (ge)
+            cudaGraphExecDestroy(ge);
+    }
+    if (g)
+        cudaGraphDestroy(g);
+    cudaGetLastError();
+    cudaDeviceSynchronize();
+    printf("CAPFREE op=%s mode=%s where=%s tmode=%s op_rc=%d end_rc=%d launch_rc=%d ok=%d\n", op_name[op],
+           mode_name[mode], other ? "other" : "self", mode_name[tmode], op_rc, end_rc, launch_rc, ok);
+    if (op == OP_FREEHOST && op_rc != 0)
+        cudaFreeHost(blk);
+    if (op == OP_UNREGISTER && op_rc != 0)
+        cudaHostUnregister(reg);
+    if (op == OP_REGISTER && op_rc == 0)
+        cudaHostUnregister(fresh);
+    if (reg)
+        munmap(reg, SZ);
+    if (fresh)
+        munmap(fresh, SZ);
+    cudaEventDestroy(ev);
+}
+
+int main(void)
+{
+    cudaStream_t w, c;
+    int *dev_x;
+
+    if (cudaFree(0) != cudaSuccess) {
+        printf("no CUDA device\n");
+        return 77;
+    }
+    cudaStreamCreateWithFlags(&w, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking);
+    cudaMalloc(&dev_x, sizeof(int));
+    for (int op = 0; op < OP_N; op++)
+        for (int mode = 0; mode < 3; mode++)
+            for (int other = 0; other < 2; other++)
+                for (int tmode = 0; tmode < 3; tmode++)
+                    one(op, mode, other, tmode, w, c, dev_x);
+    return 0;
+}
