@@ -18,9 +18,9 @@
 #      the process allocates plainly and under pincache alike: run one after
 #      the other, the cache keeps the smaller blocks the plain run frees, and
 #      where the driver then carves the next one moves its rate by up to 2.4%
-#      (H100 run 91, dev/probe/place.cu); 0: all sizes in one process.  Device-timed rates must be within 2%: the blocks'
-#      DMA; host-timed ones (sync cudaMemcpy) are shown, pincache's per-call
-#      work included.
+#      (H100 run 91, dev/probe/place.cu); 0: all sizes in one process.
+#      Device-timed rates must be within 2%: the blocks' DMA; host-timed ones
+#      (sync cudaMemcpy) are shown, pincache's per-call work included.
 #   3. varsize (as make bench runs it, COLDALLOC_VARSIZE: its arguments, or
 #      "off") under pincache with the fast path off ("before") and on, in
 #      COLDALLOC_VARSIZE_ROUNDS (3) rounds, the order reversed every other
