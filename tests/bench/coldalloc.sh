@@ -13,12 +13,11 @@
 #   2. coldalloc rates, plain and pincache alternately, COLDALLOC_RATE_ROUNDS
 #      (3) processes each, COLDALLOC_RATE_REPS (15) samples per size
 #      (COLDALLOC_RATE_SIZES, default 64K..1G); each figure the median of the
-#      processes' medians.  Each size in a process of its own
-#      (COLDALLOC_RATE_FRESH=1, the default), so that its block is the first
-#      the process allocates plainly and under pincache alike: run one after
-#      the other, the cache keeps the smaller blocks the plain run frees, and
-#      where the driver then carves the next one moves its rate by up to 2.4%
-#      (H100 run 91, dev/probe/place.cu); 0: all sizes in one process.
+#      processes' medians.  Each size in a process of its own, so that its
+#      block is the first the process allocates plainly and under pincache
+#      alike: run one after the other, the cache keeps the smaller blocks the
+#      plain run frees, and where the driver then carves the next one moves
+#      its rate by up to 2.4% (H100 run 91, dev/probe/place.cu).
 #      Device-timed rates must be within 2%: the blocks' DMA; host-timed ones
 #      (sync cudaMemcpy) are shown, pincache's per-call work included.
 #   3. varsize (as make bench runs it, COLDALLOC_VARSIZE: its arguments, or
@@ -70,7 +69,6 @@ else
     rounds=${COLDALLOC_ROUNDS:-2}
     rate_sizes=${COLDALLOC_RATE_SIZES:-64K 256K 1M 4M 16M 64M 256M 1G}
     rate_rounds=${COLDALLOC_RATE_ROUNDS:-3}
-    rate_fresh=${COLDALLOC_RATE_FRESH:-1}
     rate_reps=${COLDALLOC_RATE_REPS:-15}
     varsize=${COLDALLOC_VARSIZE:---ops 20000 --max-live 48}
     varsize_rounds=${COLDALLOC_VARSIZE_ROUNDS:-3}
@@ -79,7 +77,6 @@ else
         echo "rounds='$rounds'"
         echo "rate_sizes='$rate_sizes'"
         echo "rate_rounds='$rate_rounds'"
-        echo "rate_fresh='$rate_fresh'"
         echo "rate_reps='$rate_reps'"
         echo "varsize='$varsize'"
         echo "varsize_rounds='$varsize_rounds'"
@@ -145,18 +142,11 @@ if [ "$report_only" != 1 ]; then
         done
     done
     for r in $(seq "$rate_rounds"); do
-        if [ "$rate_fresh" = 1 ]; then
-            for size in $rate_sizes; do
-                for how in plain on; do
-                    run "rates.$how.$r.$size" "$how" "$prog" rates "$rate_reps" "$size"
-                done
-            done
-        else
+        for size in $rate_sizes; do
             for how in plain on; do
-                # shellcheck disable=SC2086
-                run "rates.$how.$r" "$how" "$prog" rates "$rate_reps" $rate_sizes
+                run "rates.$how.$r.$size" "$how" "$prog" rates "$rate_reps" "$size"
             done
-        fi
+        done
     done
     if [ "$varsize" != off ]; then
         for r in $(seq "$varsize_rounds"); do
@@ -297,21 +287,26 @@ if [ "$varsize" != off ]; then
     echo
     echo "| fast path | run | seconds | held_bytes_peak / peak request | real_alloc_calls | fast_alloc_calls |"
     echo "|---|---|---:|---:|---:|---:|"
-    worst=
+    held='' missing=0
     for how in off on; do
         for n in $(varsize_runs "$how"); do
             h=$(ratio "$(jstat "$n" held_bytes_peak)" "$(field "$n" peak_live_requested_bytes)" 5)
             echo "| $how | $n | $(field "$n" seconds) | $(shown "$h" 3) | $(jstat "$n" real_alloc_calls) |" \
                  "$(jstat "$n" fast_alloc_calls) |"
             # held/peak must hold in every run of the fast path: the worst
-            [ "$how" = on ] && worst=$(awk -v w="$worst" -v h="$h" 'BEGIN {
-                if (w == "x" || h == "") print "x"; else if (w == "" || h + 0 > w + 0) print h; else print w }')
+            if [ "$how" = on ] && [ -n "$h" ]; then
+                held="$held $h"
+            elif [ "$how" = on ]; then
+                missing=1
+            fi
         done
     done
     off_s=$(varsize_seconds off)
     on_s=$(varsize_seconds on)
     x=$(ratio "$off_s" "$on_s" 4)
-    [ "$worst" = x ] && worst=
+    worst=
+    # shellcheck disable=SC2086 # one held/peak a word
+    [ "$missing" = 0 ] && worst=$(printf '%s\n' $held | sort -g | tail -n 1)
     echo
     echo "Median seconds: fast path off $(shown "$off_s" 3), on $(shown "$on_s" 3)."
     verdicts+=("$(at_least "$x" 2)|varsize before/after (medians) $(shown "$x" 3)x, target >= 2x")
