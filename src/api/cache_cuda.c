@@ -52,6 +52,7 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
     int quiet = 0, err;
     uint64_t t0;
 
+    pc_call_slow();
     /* The retry after the pool trimmed for memory: the fast blocks it
      * released must be unmapped (the reaper does that) before the memory
      * is there again. */
@@ -90,6 +91,7 @@ static void pc_ops_release(void *ctx, void *ptr, size_t size)
 {
     uint64_t t0;
 
+    pc_call_slow();
     if (pc_fast_release(ptr))
         return;
     t0 = pc_now_ns();
@@ -103,18 +105,34 @@ static void pc_ops_release(void *ctx, void *ptr, size_t size)
     PC_STAT_ADD(real_free_ns, pc_now_ns() - t0);
 }
 
-static size_t pc_ops_shed(void *ctx) { return pc_stage_shed(); }
+static size_t pc_ops_shed(void *ctx)
+{
+    pc_call_slow();
+    return pc_stage_shed();
+}
 static int pc_ops_fence_known(void *ctx, uint64_t seq) { return pc_fence_known(seq); }
 static int pc_ops_fence_poll(void *ctx, uint64_t seq) { return pc_fence_poll(seq); }
-static int pc_ops_device_idle(void *ctx) { return pc_fence_idle(); }
-static int pc_ops_fence_wait(void *ctx, uint64_t seq, uint64_t ns) { return pc_fence_wait(seq, ns); }
+static int pc_ops_device_idle(void *ctx)
+{
+    pc_call_slow();
+    return pc_fence_idle();
+}
+static int pc_ops_fence_wait(void *ctx, uint64_t seq, uint64_t ns)
+{
+    pc_call_slow();
+    return pc_fence_wait(seq, ns);
+}
 
 /* How long a miss waits for the device to finish before it leaves the
  * headroom's trim to the next free: a tenth of the cheapest real
  * allocation (0.53 ms on the H200), and longer than the short copies a
  * variable-size workload queues between allocations. */
 #define PC_QUIET_WAIT_NS 50000u
-static int pc_ops_device_quiet(void *ctx) { return pc_fence_quiet(PC_QUIET_WAIT_NS); }
+static int pc_ops_device_quiet(void *ctx)
+{
+    pc_call_slow();
+    return pc_fence_quiet(PC_QUIET_WAIT_NS);
+}
 
 /* Idle blocks near a memory limit (util/limits.h).  Plainly a free gives
  * its memory back; cached, it stays charged, and the program's next
@@ -141,6 +159,7 @@ static size_t pc_ops_mem_allow(void *ctx, size_t cached)
     now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     if (now >= next && __atomic_compare_exchange_n(&pc_mem_next_ns, &next, now + PC_MEM_CHECK_NS, 0,
                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        pc_call_slow();
         left = pc_limits_memory(pc_opt.test_limits_root);
         if (left != PC_LIMIT_NONE)
             left = (size_t)left > (size_t)LONG_MAX - cached ? LONG_MAX - 1 : left + (long)cached;

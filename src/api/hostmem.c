@@ -68,8 +68,12 @@ static int pc_caching(void)
 static int pc_alloc_passthrough(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags,
                                 int alloc_host)
 {
-    uint64_t t0 = pc_now_ns();
-    int err = fl->alloc(p, size, flags, alloc_host);
+    uint64_t t0;
+    int err;
+
+    pc_call_slow();
+    t0 = pc_now_ns();
+    err = fl->alloc(p, size, flags, alloc_host);
 
     PC_STAT_INC(alloc_passthrough);
     pc_call_note(PC_NOTE_REAL);
@@ -137,6 +141,7 @@ static int pc_free_passthrough(const struct pc_flavour *fl, void *p)
     uint64_t t0, dt;
     int busy = 0, err;
 
+    pc_call_slow();
     if (pc_state.mode == PC_MODE_OBSERVE && p && !pc_state.forked_child)
         busy = pc_fence_busy_now();
     t0 = pc_now_ns();
@@ -164,8 +169,10 @@ enum pc_free_how { PC_FREE_CACHED, PC_FREE_FOREIGN, PC_FREE_INVALID, PC_FREE_REA
  * goes too.  Refused, it stays the program's, as a real block would. */
 static int pc_free_fast(const struct pc_flavour *fl, void *p)
 {
-    int err = pc_fast_free_answer_for(p, fl->free);
+    int err;
 
+    pc_call_slow();
+    err = pc_fast_free_answer_for(p, fl->free);
     PC_STAT_INC(free_passthrough);
     if (err == 0) {
         (void)pc_pool_forget(&pc_cache, p);
@@ -235,7 +242,7 @@ static int pc_free(const struct pc_flavour *fl, void *p)
         return p && pc_fast_contains(p) == 2 ? pc_free_fast(fl, p) : pc_free_passthrough(fl, p);
     switch (pc_take_back(p)) {
     case PC_FREE_CACHED:  return 0;
-    case PC_FREE_INVALID: return fl->free(pc_foreign_anchor);
+    case PC_FREE_INVALID: pc_call_slow(); return fl->free(pc_foreign_anchor);
     case PC_FREE_FOREIGN:
     case PC_FREE_REAL:    break;
     case PC_FREE_FAST:    return pc_free_fast(fl, p);

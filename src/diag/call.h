@@ -13,6 +13,12 @@
 #define PC_NOTE_TIMED   0x20u  /* a copy that returns only once the data has arrived */
 #define PC_NOTE_BATCH   0x40u  /* a batched copy: its operands' kinds are accounted one by one */
 #define PC_NOTE_WAITS   0x80u  /* its only work is waiting for the GPU: PC_NOTE_BUSY from its duration */
+#define PC_NOTE_SLOW    0x100u /* a cache call that went beyond a hit (pc_call_slow) */
+
+/* The cache's own calls (cudaHostAlloc, cudaMallocHost, cudaFreeHost and
+ * their driver forms) as timed by sample (diag.h): how many of a thread's
+ * calls of one kind share one timed call's duration. */
+#define PC_HIT_SAMPLE   16u
 
 /* The interposed call in flight on this thread.  The guard (pc_enter) lets a
  * thread run one at a time, so one thread-local record is enough.
@@ -25,6 +31,9 @@ struct pc_call {
     int api;               /* PC_API_* */
     int copy;              /* PC_COPY_* or -1 */
     unsigned notes;        /* PC_NOTE_* */
+    int untimed;           /* 1: no clock read at entry (a hit by sample, diag.h) */
+    unsigned hit_seq[3];   /* this thread's cache calls per kind, for the sample */
+    uint64_t hit_ns[3];    /* the last timed hit's duration, per cache call kind (0: none yet) */
 };
 
 #endif

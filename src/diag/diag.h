@@ -19,9 +19,31 @@
 
 extern __thread struct pc_call pc_tls_call __attribute__((tls_model("initial-exec")));
 
+/* The cache's own calls, 0-2 (call.h's hit_ns), or -1. */
+static inline int pc_cache_api(int api)
+{
+    return api == PC_API_host_alloc ? 0 : api == PC_API_malloc_host ? 1 : api == PC_API_free_host ? 2 : -1;
+}
+
+/* A cache hit pair costs pincache less than the two clock reads of each of
+ * its calls (issue 19: tests/bench/simhit.c, callcost.cu's tsc), so in cache
+ * mode, while neither the trace nor CUPTI wants each call's times, a
+ * thread's cache calls are timed one in PC_HIT_SAMPLE; the others start
+ * untimed and are counted with the duration of the thread's last timed hit
+ * of the same kind, unless they turn out to be more than a hit: every path
+ * that goes beyond one (a real allocation or free, a release of idle
+ * blocks, a wait for a fence, the rings' shedding) calls pc_call_slow
+ * first, which starts the clock there (what came before it, the cache's
+ * own lookup, is left out: well under a microsecond). */
+static inline int pc_hit_sampling(void)
+{
+    return pc_state.mode == PC_MODE_CACHE && !pc_opt.trace && pc_opt.cupti == PC_CUPTI_OFF;
+}
+
 static inline void pc_call_begin(int api, uint64_t bytes, void *ptr)
 {
     struct pc_call *c = &pc_tls_call;
+    int k;
 
 #ifdef PC_DIAG_DISABLE   /* benchmarks only: measure the hooks' cost */
     c->api = -1;
@@ -36,12 +58,26 @@ static inline void pc_call_begin(int api, uint64_t bytes, void *ptr)
     c->ptr = ptr;
     c->copy = -1;
     /* Only the cache's own APIs can be served without the runtime. */
-    c->notes = api == PC_API_host_alloc || api == PC_API_malloc_host || api == PC_API_free_host
-             ? 0 : PC_NOTE_REAL;
+    k = pc_cache_api(api);
+    c->notes = k >= 0 ? 0 : PC_NOTE_REAL;
     /* From the TSC once it is calibrated (util/clock.h); the end reads the
      * same clock as the entry. */
     c->tick_mult = pc_tick_rate();
-    c->t0 = c->tick_mult ? pc_tick() : pc_now_ns();
+    c->untimed = k >= 0 && c->hit_ns[k] && (++c->hit_seq[k] % PC_HIT_SAMPLE) != 0 && pc_hit_sampling();
+    if (!c->untimed)
+        c->t0 = c->tick_mult ? pc_tick() : pc_now_ns();
+}
+
+/* This cache call goes beyond a hit: time it from here if it was not. */
+static inline void pc_call_slow(void)
+{
+    struct pc_call *c = &pc_tls_call;
+
+    c->notes |= PC_NOTE_SLOW;
+    if (c->untimed) {
+        c->untimed = 0;
+        c->t0 = c->tick_mult ? pc_tick() : pc_now_ns();
+    }
 }
 
 /* Close the record: ok says whether the call succeeded. */

@@ -62,4 +62,12 @@ SIM_CONTEXT_US=30000 PINCACHE_REPORT=$SIM_TMP/syncwait.json \
 tap_check $? "syncwait: the scenario ran without CUDA errors"
 sed 's/^/# /' "$SIM_TMP/syncwait.err"
 expect_tap "syncwait" "$SIM_TMP/syncwait.json" "$SIM_TMP/syncwait.exp"
+
+# Cache calls timed by sample (diag.h): counts exact, and a free that goes
+# beyond a hit (a release that waits for a kernel) timed in full.
+PINCACHE_MAX_CACHED=1M PINCACHE_REPORT=$SIM_TMP/hitslow.json \
+	run_prog shim "$DIAG_BIN/scenario" hitslow 100 >"$SIM_TMP/hitslow.exp" 2>"$SIM_TMP/hitslow.err"
+tap_check $? "hitslow: the scenario ran without CUDA errors, its trimming free waited"
+sed 's/^/# /' "$SIM_TMP/hitslow.err"
+expect_tap "hitslow" "$SIM_TMP/hitslow.json" "$SIM_TMP/hitslow.exp"
 tap_done

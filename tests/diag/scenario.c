@@ -19,6 +19,9 @@
  *                                           and idle
  *   scenario kinds                          small copies' host memory kinds, told for the
  *                                           report alone, and which of them waited
+ *   scenario hitslow PAIRS                  hit pairs (timed by sample: diag.h), then a
+ *                                           free that trims while a kernel runs (run with
+ *                                           PINCACHE_MAX_CACHED=1M): its whole wait counted
  *
  * cudaStreamSynchronize (and _ptsz) and cudaDeviceSynchronize are told by
  * their duration (pincache(7), Sync attribution): an idle one that took
@@ -658,6 +661,42 @@ static int kinds(void)
     return errors != 0;
 }
 
+/* Hit pairs of 64 KiB, then 8 MiB allocated and freed while a kernel of
+ * HITSLOW_US runs: beyond the 1 MiB cap, the free releases idle blocks,
+ * whose real free waits for the kernel.  Most cache calls start untimed
+ * (pincache counts them at a sampled hit's duration); that one must still
+ * count its whole wait. */
+#define HITSLOW_US 300000
+static int hitslow(int n)
+{
+    void *p, *big;
+    uint64_t t0, took;
+
+    for (int i = 0; i < n; i++) {
+        CK(cudaHostAlloc(&p, 65536, cudaHostAllocDefault));
+        CK(cudaFreeHost(p));
+    }
+    CK(cudaHostAlloc(&big, 8 * MIB, cudaHostAllocDefault));
+    CK(simLaunch(0, nop, NULL, HITSLOW_US));
+    t0 = now_ns();
+    CK(cudaFreeHost(big));
+    took = now_ns() - t0;
+    drain();
+    expect("apis.cudaHostAlloc.calls", (unsigned long long)n + 1);
+    expect("apis.cudaHostAlloc.hits", (unsigned long long)n - 1);
+    expect("apis.cudaFreeHost.calls", (unsigned long long)n + 1);
+    /* One in 16 of a thread's cache calls is timed, after the first of
+     * each kind that hit; the trimming free is timed from its release. */
+    expect_range("apis.cudaHostAlloc.sampled", (unsigned long long)(n - 1) * 15 / 16 - 2, (unsigned long long)n);
+    expect_range("apis.cudaFreeHost.sampled", (unsigned long long)(n - 1) * 15 / 16 - 2, (unsigned long long)n);
+    /* The free's own clock said took; pincache's from its release on. */
+    expect_range("apis.cudaFreeHost.max_ns", took * 8 / 10, took);
+    expect_range("apis.cudaFreeHost.ns", took * 8 / 10, took + n * WAITED_NS);
+    fprintf(stderr, "scenario: %d errors (the trimming free took %llu us)\n", errors,
+            (unsigned long long)(took / 1000));
+    return errors != 0 || took < HITSLOW_US * 800ull;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -677,7 +716,9 @@ int main(int argc, char **argv)
         return syncwait(atoi(argv[2]));
     if (!strcmp(what, "kinds"))
         return kinds();
+    if (!strcmp(what, "hitslow") && argc > 2)
+        return hitslow(atoi(argv[2]));
     fprintf(stderr, "usage: scenario counts cache|observe [SCALE] | threads N PAIRS | fork [cuda] | "
-                    "exit-thread | bench PAIRS | syncwait ROUNDS | kinds\n");
+                    "exit-thread | bench PAIRS | syncwait ROUNDS | kinds | hitslow PAIRS\n");
     return 2;
 }
