@@ -16,6 +16,10 @@
 //   ssync_other  cudaStreamSynchronize(W), a non-capturing created stream
 //   ctxsync      cudaDeviceSynchronize
 //   drv_evquery  cuEventQuery of that event
+//   ctx_evquery  cuEventQuery of an event cuCtxRecordEvent recorded before
+//   oom_rt       cudaHostAlloc of 1 TiB (refused for memory: does the
+//                failure itself hurt the capture?)
+//   oom_drv      cuMemHostAlloc of 1 TiB
 // then the capture ends, its graph is launched and its kernel's effect
 // checked.  One line a case:
 //   CAPFREE op=.. mode=.. where=self|other tmode=.. op_rc=N end_rc=N launch_rc=N ok=0|1
@@ -32,9 +36,10 @@
 __global__ void k_add(int *x, int v) { *x += v; }
 
 static const char *mode_name[] = { "global", "thread", "relaxed" };
-enum { OP_FREEHOST, OP_UNREGISTER, OP_REGISTER, OP_EVSYNC, OP_SSYNC_OTHER, OP_CTXSYNC, OP_DRV_EVQUERY, OP_N };
+enum { OP_FREEHOST, OP_UNREGISTER, OP_REGISTER, OP_EVSYNC, OP_SSYNC_OTHER, OP_CTXSYNC, OP_DRV_EVQUERY,
+       OP_CTX_EVQUERY, OP_OOM_RT, OP_OOM_DRV, OP_N };
 static const char *op_name[] = { "freehost", "unregister", "register", "evsync", "ssync_other", "ctxsync",
-                                 "drv_evquery" };
+                                 "drv_evquery", "ctx_evquery", "oom_rt", "oom_drv" };
 
 static void *map_range(void)
 {
@@ -63,6 +68,12 @@ static void one(int op, int mode, int other, int tmode, cudaStream_t w, cudaStre
         fresh = map_range();
     cudaDeviceSynchronize();
     cudaEventRecord(ev, w);
+    if (op == OP_CTX_EVQUERY) {
+        CUcontext ctx = NULL;
+
+        cuCtxGetCurrent(&ctx);
+        cuCtxRecordEvent(ctx, (CUevent)ev);
+    }
     if (cudaStreamBeginCapture(c, (cudaStreamCaptureMode)mode) != cudaSuccess) {
         printf("INFO begin mode=%s refused\n", mode_name[mode]);
         return;
@@ -80,10 +91,29 @@ static void one(int op, int mode, int other, int tmode, cudaStream_t w, cudaStre
         case OP_SSYNC_OTHER: op_rc = (int)cudaStreamSynchronize(w); break;
         case OP_CTXSYNC: op_rc = (int)cudaDeviceSynchronize(); break;
         case OP_DRV_EVQUERY:
+        case OP_CTX_EVQUERY:
             op_rc = (int)cuEventQuery((CUevent)ev);
             if (op_rc == (int)CUDA_ERROR_NOT_READY)
                 op_rc = 0;
             break;
+        case OP_OOM_RT: {
+            void *q = NULL;
+
+            op_rc = (int)cudaHostAlloc(&q, 1ull << 40, 0);
+            if (op_rc == 0)
+                cudaFreeHost(q);
+            op_rc = op_rc * 1000 + (int)cudaGetLastError();   /* the code, and the last error it left */
+            break;
+        }
+        case OP_OOM_DRV: {
+            void *q = NULL;
+
+            op_rc = (int)cuMemHostAlloc(&q, 1ull << 40, 0);
+            if (op_rc == 0)
+                cuMemFreeHost(q);
+            op_rc = op_rc * 1000 + (int)cudaPeekAtLastError();
+            break;
+        }
         }
         cudaThreadExchangeStreamCaptureMode(&m);   /* back to what it was */
     };
