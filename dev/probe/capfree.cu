@@ -1,9 +1,10 @@
 // capfree.cu - which of the calls a release of idle pinned blocks makes are
 // allowed during a stream capture, and whether the capture survives them:
-// what pincache would need before it releases its idle blocks for an
-// allocation that runs out of pinned memory inside a capture (pincache(7):
-// today nothing is released there; run 15 measured cudaHostAlloc,
-// cudaFreeHost and cudaEventQuery only).  Not yet run: for the next device.
+// what pincache needed before it releases its idle blocks for an
+// allocation that runs out of pinned memory inside a capture (until then
+// nothing was released there; run 15 had measured cudaHostAlloc,
+// cudaFreeHost and cudaEventQuery only).  Run 92 (2026-12-06, an H100):
+// docs/runtime-facts.md, "Calls a release makes, during a stream capture".
 //
 // Each case: stream C begins a capture (runtime, mode global, thread-local
 // or relaxed) and captures a kernel; then, on the capturing thread or on
@@ -20,6 +21,11 @@
 //   oom_rt       cudaHostAlloc of 1 TiB (refused for memory: does the
 //                failure itself hurt the capture?)
 //   oom_drv      cuMemHostAlloc of 1 TiB
+//   peek         cudaPeekAtLastError (nothing pending): does asking hurt?
+//   drv_then_rt  with an error pending (cudaSetDevice(99): 101), cuMemHostAlloc
+//                of 1 TiB, then cudaHostAlloc of 4 KiB: op_rc is the
+//                driver's code * 1e6 + the runtime's * 1e3 + the last error
+//                after both (refused: is the runtime's second answer 900?)
 // then the capture ends, its graph is launched and its kernel's effect
 // checked.  One line a case:
 //   CAPFREE op=.. mode=.. where=self|other tmode=.. op_rc=N end_rc=N launch_rc=N ok=0|1
@@ -37,9 +43,9 @@ __global__ void k_add(int *x, int v) { *x += v; }
 
 static const char *mode_name[] = { "global", "thread", "relaxed" };
 enum { OP_FREEHOST, OP_UNREGISTER, OP_REGISTER, OP_EVSYNC, OP_SSYNC_OTHER, OP_CTXSYNC, OP_DRV_EVQUERY,
-       OP_CTX_EVQUERY, OP_OOM_RT, OP_OOM_DRV, OP_N };
+       OP_CTX_EVQUERY, OP_OOM_RT, OP_OOM_DRV, OP_PEEK, OP_DRV_THEN_RT, OP_N };
 static const char *op_name[] = { "freehost", "unregister", "register", "evsync", "ssync_other", "ctxsync",
-                                 "drv_evquery", "ctx_evquery", "oom_rt", "oom_drv" };
+                                 "drv_evquery", "ctx_evquery", "oom_rt", "oom_drv", "peek", "drv_then_rt" };
 
 static void *map_range(void)
 {
@@ -114,6 +120,21 @@ static void one(int op, int mode, int other, int tmode, cudaStream_t w, cudaStre
             op_rc = op_rc * 1000 + (int)cudaPeekAtLastError();
             break;
         }
+        case OP_PEEK: op_rc = (int)cudaPeekAtLastError(); break;
+        case OP_DRV_THEN_RT: {
+            void *q = NULL, *r = NULL;
+            int d, h;
+
+            cudaSetDevice(99);
+            d = (int)cuMemHostAlloc(&q, 1ull << 40, 0);
+            if (d == 0)
+                cuMemFreeHost(q);
+            h = (int)cudaHostAlloc(&r, 4096, 0);
+            op_rc = d * 1000000 + h * 1000 + (int)cudaGetLastError();
+            if (h == 0)
+                fresh = r;   /* freed after the capture */
+            break;
+        }
         }
         cudaThreadExchangeStreamCaptureMode(&m);   /* back to what it was */
     };
@@ -150,6 +171,10 @@ static void one(int op, int mode, int other, int tmode, cudaStream_t w, cudaStre
         cudaHostUnregister(reg);
     if (op == OP_REGISTER && op_rc == 0)
         cudaHostUnregister(fresh);
+    if (op == OP_DRV_THEN_RT && fresh) {
+        cudaFreeHost(fresh);
+        fresh = NULL;
+    }
     if (reg)
         munmap(reg, SZ);
     if (fresh)

@@ -64,7 +64,37 @@ static int pc_caching(void)
 }
 
 /* The real allocation for a call the cache does not serve: bad input gets
- * exactly the real function's answer. */
+ * exactly the real function's answer.
+ *
+ * Inside a stream capture (no fences then: the cache is not used), out of
+ * pinned memory (2, in both APIs) while the cache holds idle blocks or the
+ * staging rings hold chunks: the refusal for memory shows that the capture
+ * allows this thread's call, and every call a release makes (cudaFreeHost,
+ * cudaHostUnregister, cuEventQuery of a context-wide event,
+ * cudaEventSynchronize) is allowed or refused under that same rule,
+ * measured (dev/probe/capfree.cu, docs/runtime-facts.md), the capture
+ * surviving both the refusal for memory and the releases.  So room is made
+ * and the allocation tried again, as out of a capture (core/pool.c), on
+ * this thread.  Not with an error pending, which the failed runtime call
+ * has replaced by then: there the program gets what the first attempt
+ * answered (pincache(7)). */
+static int pc_alloc_real(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags, int alloc_host)
+{
+    int room = pc_caching() && pc_fence_capturing() > 0 &&
+               (__atomic_load_n(&pc_cache.cached, __ATOMIC_RELAXED) > 0 ||
+                __atomic_load_n(&pc_cache.releasing, __ATOMIC_RELAXED) > 0 ||
+                __atomic_load_n(&pc_stats.stage_ring_bytes, __ATOMIC_RELAXED) > 0) &&
+               (!fl->runtime || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess);
+    int err = fl->alloc(p, size, flags, alloc_host);
+
+    if (!room || err != cudaErrorMemoryAllocation || !pc_cache_make_room())
+        return err;
+    PC_STAT_INC(capture_oom_retries);
+    if (fl->runtime)
+        PC_CALL_REAL(cudaGetLastError);     /* ours: nothing was pending */
+    return fl->alloc(p, size, flags, alloc_host);
+}
+
 static int pc_alloc_passthrough(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags,
                                 int alloc_host)
 {
@@ -73,7 +103,7 @@ static int pc_alloc_passthrough(const struct pc_flavour *fl, void **p, size_t si
 
     pc_call_slow();
     t0 = pc_now_ns();
-    err = fl->alloc(p, size, flags, alloc_host);
+    err = pc_alloc_real(fl, p, size, flags, alloc_host);
 
     PC_STAT_INC(alloc_passthrough);
     pc_call_note(PC_NOTE_REAL);

@@ -355,6 +355,9 @@ SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 		return sim_ret(e);
 	if (!ptr || !size || (flags & ~valid) || !mapped(ptr, size, &resident))
 		return sim_ret(cudaErrorInvalidValue);
+	/* Refused by a capture as cudaHostAlloc is (measured, capfree). */
+	if ((e = sim_capture_prohibits()) != cudaSuccess)
+		return sim_ret(e);
 	resident = resident < size ? resident : size;   /* whole pages counted */
 	pthread_mutex_lock(&sim_mu);
 	o = overlapping((uintptr_t)ptr, size);
@@ -401,7 +404,7 @@ SIM_API cudaError_t cudaHostUnregister(void *ptr)
 		: !r || r->type != MT_REGISTERED ? cudaErrorHostMemoryNotRegistered
 		: r->base != (uintptr_t)ptr ? cudaErrorInvalidValue : cudaSuccess;
 	pthread_mutex_unlock(&sim_mu);
-	if (e)
+	if (e || (e = sim_capture_prohibits()) != cudaSuccess)   /* as cudaFreeHost (measured, capfree) */
 		return sim_ret(e);
 	sim_wait_device(-1);
 	pthread_mutex_lock(&sim_mu);

@@ -941,6 +941,11 @@ SIM_API cudaError_t cudaEventSynchronize(cudaEvent_t event)
 		return sim_ret(e);
 	pthread_mutex_lock(&sim_mu);
 	ev = event_locked(event);
+	/* Refused by a capture as cudaEventQuery is (measured, capfree). */
+	if (ev && (e = capture_prohibits_locked()) != cudaSuccess) {
+		pthread_mutex_unlock(&sim_mu);
+		return sim_ret(e);
+	}
 	if (ev) {
 		while (!event_done(ev))
 			pthread_cond_wait(&sim_progress, &sim_mu);

@@ -19,6 +19,15 @@
  * with an error pending, where the shim makes no attempt of its own first
  * when no context is current.
  *
+ * Inside a stream capture that allows the allocation (relaxed, or the
+ * calling thread's mode relaxed during a global or thread-local one), a
+ * 4 MB block that fits only once the cache's idle 6 MB block goes: plainly
+ * it fits, and under the shim too (released on that thread: every call a
+ * release makes is allowed where the allocation is, measured), with no
+ * error left and the capture intact.  Where the capture refuses it (global
+ * mode, the thread's mode global), 900 and an invalidated capture (901), as
+ * plainly.
+ *
  * Built with -DOOM_CUDART12 against tests/driver's libcudart.so.12 (whose
  * driver, libcuda.so.1, is the simulated one with the same limit), the
  * shim's first attempt can go through the driver (a context is current). */
@@ -125,6 +134,38 @@ static void waiting_kernel(void)
 	cudaStreamDestroy(ks);
 }
 
+#ifndef OOM_CUDART12
+/* 4 MB asked for inside a capture of mode on a stream of this thread, its
+ * own mode tmode meanwhile, with the cache's idle 6 MB block in the way. */
+static void captured(enum cudaStreamCaptureMode mode, enum cudaStreamCaptureMode tmode, int refused,
+		     const char *what)
+{
+	enum cudaStreamCaptureMode m = tmode;
+	cudaStream_t s;
+	cudaGraph_t g = NULL;
+	void *x = NULL, *y = NULL;
+	int err, last, end;
+
+	is_int(cudaHostAlloc(&x, 6 * MB, 0), cudaSuccess, "%s: a 6 MB block", what);
+	is_int(cudaFreeHost(x), cudaSuccess, "... freed (the shim keeps it)");
+	is_int(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess, "... a stream");
+	is_int(cudaStreamBeginCapture(s, mode), cudaSuccess, "... captures");
+	cudaThreadExchangeStreamCaptureMode(&m);
+	err = cudaHostAlloc(&y, 4 * MB, 0);
+	last = cudaGetLastError();
+	cudaThreadExchangeStreamCaptureMode(&m);
+	end = cudaStreamEndCapture(s, &g);
+	is_int(err, refused ? cudaErrorStreamCaptureUnsupported : cudaSuccess, "%s: 4 MB inside the capture", what);
+	is_int(last, err, "... and the last error is its answer");
+	is_int(end, refused ? cudaErrorStreamCaptureInvalidated : cudaSuccess, "... and the capture ends so");
+	if (y)
+		memset(y, 2, 4 * MB);
+	cudaFreeHost(y);
+	cudaStreamDestroy(s);
+	cudaGetLastError();
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	int shim = argc > 1 && !strcmp(argv[1], "shim");
@@ -167,6 +208,12 @@ int main(int argc, char **argv)
 	is_int(cudaFreeHost(p), cudaSuccess, "the 5 MB block frees");
 	is_int(cudaGetLastError(), cudaSuccess, "no error left");
 	waiting_kernel();
+#ifndef OOM_CUDART12
+	captured(cudaStreamCaptureModeRelaxed, cudaStreamCaptureModeRelaxed, 0, "relaxed capture");
+	captured(cudaStreamCaptureModeGlobal, cudaStreamCaptureModeRelaxed, 0, "global capture, thread relaxed");
+	captured(cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed, 0, "thread-local capture, thread relaxed");
+	captured(cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal, 1, "global capture");
+#endif
 	counters(&c);
 	diag("sim: %llu allocation(s) refused for lack of memory", c.host_alloc_oom);
 	return done_testing();
