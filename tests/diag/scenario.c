@@ -689,12 +689,14 @@ static int hitslow(int n)
      * each kind that hit; the trimming free is timed from its release. */
     expect_range("apis.cudaHostAlloc.sampled", (unsigned long long)(n - 1) * 15 / 16 - 2, (unsigned long long)n);
     expect_range("apis.cudaFreeHost.sampled", (unsigned long long)(n - 1) * 15 / 16 - 2, (unsigned long long)n);
-    /* The free's own clock said took; pincache's from its release on. */
-    expect_range("apis.cudaFreeHost.max_ns", took * 8 / 10, took);
-    expect_range("apis.cudaFreeHost.ns", took * 8 / 10, took + n * WAITED_NS);
+    /* The free's own clock said took; pincache's from its release on,
+     * which waits for most of the kernel (half of it at the least, on a
+     * loaded machine); an estimate from the hits would be microseconds. */
+    expect_range("apis.cudaFreeHost.max_ns", HITSLOW_US * 500ull, took);
+    expect_range("apis.cudaFreeHost.ns", HITSLOW_US * 500ull, took + n * WAITED_NS);
     fprintf(stderr, "scenario: %d errors (the trimming free took %llu us)\n", errors,
             (unsigned long long)(took / 1000));
-    return errors != 0 || took < HITSLOW_US * 800ull;
+    return errors != 0 || took < HITSLOW_US * 500ull;
 }
 
 int main(int argc, char **argv)
