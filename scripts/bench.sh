@@ -357,8 +357,10 @@ echo
 # other calls a hit pair makes (a cuCtxGetCurrent in each call, whose
 # context names the device, cudaGetDevice being asked once per context;
 # the allocation's cuCtxGetStreamPriorityRange: tests/bench/simhit.sh
-# counts them) and its four clock reads (rdtsc where the clock source is tsc,
-# PINCACHE_CLOCK=auto, else clock_gettime); the rest is pincache's own code.
+# counts them) and its clock reads (rdtsc where the clock source is tsc,
+# PINCACHE_CLOCK=auto, else clock_gettime): two a timed call, and a cache
+# call is timed one in 16 (PC_HIT_SAMPLE, src/diag/call.h), so a quarter
+# of a read a pair on average; the rest is pincache's own code.
 echo "Hit pair bookkeeping = pair − fence calls (the row's median ns/pair less callcost's cuCtxRecordEvent+cuEventQuery with as many idle streams; same run; target: at most half the fence calls):"
 echo
 echo "| row | streams | pair | fence calls | bookkeeping | bookkeeping / fence calls (target <= 0.5) | of which other CUDA calls | clock reads | pincache's own code |"
@@ -371,14 +373,14 @@ for m in shim shim2 shim32; do
     awk -v m="$m" -v n="$(field "hitpath.$m" streams)" -v p="$p" -v f="$fc" \
         -v q="$(cc drv_prio)" -v c="$(cc drv_ctxcur)" -v r="$rd" 'BEGIN {
         if (p == "" || f == "" || f + 0 == 0) { printf "| %s | %s | %s | %s | FAIL | n/a | | | |\n", m, n, p, f; exit }
-        b = p - f; o = (q == "" || c == "") ? "" : q + 2 * c; k = (r == "") ? "" : 4 * r
+        b = p - f; o = (q == "" || c == "") ? "" : q + 2 * c; k = (r == "") ? "" : r / 4
         printf "| %s | %s | %.0f | %.0f | %.0f | %.2f | %s | %s | %s |\n", m, n, p, f, b, b / f,
             o == "" ? "n/a" : sprintf("%.0f", o), k == "" ? "n/a" : sprintf("%.0f", k),
             (o == "" || k == "") ? "n/a" : sprintf("%.0f", b - o - k) }'
 done
 echo
 echo "(other CUDA calls: cuCtxGetStreamPriorityRange + 2 × cuCtxGetCurrent at callcost's prices;" \
-     "clock reads: 4 × ${rdn} (the clock source is ${csrc:-unknown}); pincache's own code: the bookkeeping less both.)"
+     "clock reads: 2 × ${rdn} in one call of 16, a quarter of a read a pair (the clock source is ${csrc:-unknown}); pincache's own code: the bookkeeping less both.)"
 echo
 echo "fork() + the child's exit + waitpid with pinned memory held (tests/bench/forkcost.cu, median of 21, us):"
 sed -n 's/^RESULT forkcost /- /p' "$logdir/forkcost.out" 2>/dev/null
