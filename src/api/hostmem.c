@@ -80,10 +80,7 @@ static int pc_caching(void)
  * answered (pincache(7)). */
 static int pc_alloc_real(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags, int alloc_host)
 {
-    int room = pc_caching() && pc_fence_capturing() > 0 &&
-               (__atomic_load_n(&pc_cache.cached, __ATOMIC_RELAXED) > 0 ||
-                __atomic_load_n(&pc_cache.releasing, __ATOMIC_RELAXED) > 0 ||
-                __atomic_load_n(&pc_stats.stage_ring_bytes, __ATOMIC_RELAXED) > 0) &&
+    int room = pc_caching() && pc_fence_capturing() > 0 && pc_cache_holds_room() &&
                (!fl->runtime || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess);
     int err = fl->alloc(p, size, flags, alloc_host);
 

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "core/cache.h"
 #include "util/options.h"
+#include "util/stats.h"
 
 struct pc_pool pc_cache;
 
@@ -41,6 +42,13 @@ int pc_cache_owns(const void *p)
 void pc_cache_forget_device(int dev)
 {
     pc_pool_drop_home(&pc_cache, (unsigned)dev);
+}
+
+int pc_cache_holds_room(void)
+{
+    return __atomic_load_n(&pc_cache.cached, __ATOMIC_RELAXED) > 0 ||
+           __atomic_load_n(&pc_cache.releasing, __ATOMIC_RELAXED) > 0 ||
+           __atomic_load_n(&pc_stats.stage_ring_bytes, __ATOMIC_RELAXED) > 0;
 }
 
 int pc_cache_make_room(void)

@@ -25,5 +25,8 @@ int pc_cache_owns(const void *p);
  * Waits for the device (real frees); cache mode only, never in a fork
  * child (the caller's to check). */
 int pc_cache_make_room(void);
+/* Is there anything for pc_cache_make_room to give back (idle blocks,
+ * blocks being released, the rings' chunks)?  No lock, no CUDA. */
+int pc_cache_holds_room(void);
 
 #endif

@@ -52,51 +52,22 @@ static int pc_shadowed(int api)
     }
 }
 
-/* A cache call that started untimed and stayed a hit (diag.h): counted as
- * pc_call_end counts one, at the duration of the thread's last timed hit of
- * its kind; no maximum (that was a timed one), and neither the trace nor
- * CUPTI is on. */
-static void pc_call_end_hit(struct pc_call *c, int ok)
-{
-    uint64_t dt = c->hit_ns[pc_cache_api(c->api)];
-    struct pc_api_stat *a;
-    int mine;
-
-    a = &pc_stats_here(&mine)->api[c->api];
-    if (c->bytes)
-        PC_ADD(a->bytes, c->bytes);
-    PC_ADD(a->ns, dt);
-    PC_ADD(a->hist[pc_hist_bucket(dt)], 1);
-    if (c->notes & PC_NOTE_HIT)
-        PC_ADD(a->hits, 1);
-    if (!(c->notes & PC_NOTE_REAL))
-        PC_ADD(a->runtime_skipped, 1);
-    if ((c->notes & PC_NOTE_BUSY) && ok) {
-        PC_ADD(a->synced, 1);
-        PC_ADD(a->stall_ns, dt);
-    }
-    if (c->notes & PC_NOTE_AVOIDED)
-        PC_ADD(a->sync_avoided, 1);
-    PC_ADD(a->sampled, 1);
-    c->untimed = 0;
-    c->api = -1;
-}
-
 void pc_call_end(int ok)
 {
     struct pc_call *c = &pc_tls_call;
     struct pc_api_stat *a;
     struct pc_stats *s;
-    uint64_t t1, dt;
-    int mine, k;
+    uint64_t t1 = 0, dt;
+    int mine, kind = pc_cache_api(c->api), sampled = c->untimed;
 
     if (c->api < 0 || c->api >= PC_API_COUNT)
         return;
-    if (c->untimed) {
-        pc_call_end_hit(c, ok);
-        return;
-    }
-    if (c->tick_mult) {
+    if (sampled) {
+        /* A cache call that started untimed and stayed a hit (diag.h): at
+         * the duration of the thread's last timed hit of its kind, and no
+         * maximum; neither the trace nor CUPTI is on. */
+        dt = c->hit_ns[kind];
+    } else if (c->tick_mult) {
         /* Only while neither the trace nor CUPTI wants times (clock.h). */
         t1 = pc_tick();
         dt = pc_tick_ns(t1 > c->t0 ? t1 - c->t0 : 0, c->tick_mult);
@@ -115,7 +86,10 @@ void pc_call_end(int ok)
         PC_ADD(a->bytes, c->bytes);
     PC_ADD(a->ns, dt);
     PC_ADD(a->hist[pc_hist_bucket(dt)], 1);
-    pc_count_max(&a->max_ns, dt, mine);
+    if (sampled)
+        PC_ADD(a->sampled, 1);
+    else
+        pc_count_max(&a->max_ns, dt, mine);
     if (c->notes & PC_NOTE_HIT)
         PC_ADD(a->hits, 1);
     if (!(c->notes & PC_NOTE_REAL))
@@ -138,14 +112,15 @@ void pc_call_end(int ok)
             PC_ADD(k->timed_ns, dt);
         }
     }
-    if ((k = pc_cache_api(c->api)) >= 0 && !(c->notes & (PC_NOTE_REAL | PC_NOTE_MISS | PC_NOTE_SLOW)))
-        c->hit_ns[k] = dt ? dt : 1;
-    if (c->tick_mult) {
+    if (kind >= 0 && !sampled && !(c->notes & (PC_NOTE_REAL | PC_NOTE_MISS | PC_NOTE_SLOW)))
+        c->hit_ns[kind] = dt ? dt : 1;
+    if (c->tick_mult || sampled) {
         pc_cupti_call_end(c->api, c->notes, 0, 0, ok);   /* off: only its start-up's refusal */
     } else {
         pc_cupti_call_end(c->api, c->notes, c->t0, t1, ok);
         pc_trace_add(c, t1, ok);
     }
+    c->untimed = 0;
     c->api = -1;
 }
 
