@@ -4,6 +4,7 @@
 #include <time.h>
 #include "api/cache_cuda.h"
 #include "stage/fastalloc.h"
+#include "stage/fastdrv.h"
 #include "stage/stage.h"
 #include "core/cache.h"
 #include "core/fence.h"
@@ -25,7 +26,9 @@ __thread struct pc_alloc_call *pc_tls_alloc __attribute__((tls_model("initial-ex
  * error), which needs a current context; if all fail, pc_alloc's
  * passthrough asks the runtime, whose failure the plain run would share.
  * Without a context (an error from before the runtime made one current, as
- * cudaSetDevice(99) leaves) or a loaded driver, nothing is tried: the pool
+ * cudaSetDevice(99) leaves) or the driver's call (from libcuda, or where
+ * none is loaded, the simulated device, the runtime's entry point:
+ * fastdrv.c), nothing is tried: the pool
  * makes room first (an idle block of a larger size, with no CUDA call at
  * all; else the idle blocks released, which waits for the device, and the
  * rings' chunks shed) and then makes the one runtime attempt, at the
@@ -35,12 +38,10 @@ __thread struct pc_alloc_call *pc_tls_alloc __attribute__((tls_model("initial-ex
  * error the whole cache. */
 static int pc_alloc_first_attempt(struct pc_alloc_call *c)
 {
-    CUcontext cur = NULL;
-
     if (!c->fl->runtime || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess)
         return 0;
     c->pending = 1;
-    if (PC_REAL(cuMemHostAlloc) && PC_CALL_DRV(cuCtxGetCurrent, &cur) == CUDA_SUCCESS && cur)
+    if (pc_fast_quiet_ready())
         c->quiet = 1;
     return !c->quiet;          /* 1: nothing tried, the pool makes room first */
 }
@@ -70,7 +71,7 @@ static int pc_ops_alloc(void *ctx, size_t size, unsigned key, void **out)
         return PC_POOL_ROOM_FIRST;
     quiet = c && c->quiet;
     t0 = pc_now_ns();
-    err = (quiet ? &pc_flavour_drv : fl)->alloc(out, size, pc_key_flags(key), 0);
+    err = quiet ? (int)pc_fast_quiet_alloc(out, size, pc_key_flags(key)) : fl->alloc(out, size, pc_key_flags(key), 0);
     PC_STAT_INC(real_alloc_calls);
     PC_STAT_ADD(real_alloc_ns, pc_now_ns() - t0);
     pc_call_note(PC_NOTE_MISS | PC_NOTE_REAL);

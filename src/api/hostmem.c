@@ -6,6 +6,7 @@
 #include "api/hostmem.h"
 #include "api/cache_cuda.h"
 #include "stage/fastalloc.h"
+#include "stage/fastdrv.h"
 #include "api/flavour.h"
 #include "api/streams.h"
 #include "util/state.h"
@@ -75,15 +76,42 @@ static int pc_caching(void)
  * measured (dev/probe/capfree.cu, docs/runtime-facts.md), the capture
  * surviving both the refusal for memory and the releases.  So room is made
  * and the allocation tried again, as out of a capture (core/pool.c), on
- * this thread.  Not with an error pending, which the failed runtime call
- * has replaced by then: there the program gets what the first attempt
- * answered (pincache(7)). */
+ * this thread.
+ *
+ * With an error pending, which a failed runtime call would replace, the
+ * driver's cuMemHostAlloc is asked first (pc_fast_quiet_alloc: the same
+ * block, the last error untouched; refused for memory under the same rule,
+ * capfree's oom_drv), and only for a request the runtime would not refuse
+ * as bad input; whatever the driver does not give, the runtime's own call
+ * answers: after the driver's refusal by the capture (900, the capture
+ * invalidated as the runtime's refusal would have) the runtime refuses too,
+ * 900 and its last error 900 (capfree's drv_then_rt). */
+static int pc_alloc_real_pending(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags,
+                                 int alloc_host)
+{
+    CUresult r = pc_fast_quiet_alloc(p, size, alloc_host ? 0 : flags);
+
+    if (r == CUDA_SUCCESS)
+        return 0;
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && pc_cache_make_room()) {
+        PC_STAT_INC(capture_oom_retries);
+        if (pc_fast_quiet_alloc(p, size, alloc_host ? 0 : flags) == CUDA_SUCCESS)
+            return 0;
+    }
+    return fl->alloc(p, size, flags, alloc_host);
+}
+
 static int pc_alloc_real(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags, int alloc_host)
 {
-    int room = pc_caching() && pc_fence_capturing() > 0 && pc_cache_holds_room() &&
-               (!fl->runtime || PC_CALL_REAL(cudaPeekAtLastError) == cudaSuccess);
-    int err = fl->alloc(p, size, flags, alloc_host);
+    int room = pc_caching() && pc_fence_capturing() > 0 && pc_cache_holds_room();
+    unsigned key;
+    int err;
 
+    if (room && fl->runtime && PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess)
+        return p && size && (alloc_host || pc_flags_key(flags, &key) == 0)
+                   ? pc_alloc_real_pending(fl, p, size, flags, alloc_host)
+                   : fl->alloc(p, size, flags, alloc_host);
+    err = fl->alloc(p, size, flags, alloc_host);
     if (!room || err != cudaErrorMemoryAllocation || !pc_cache_make_room())
         return err;
     PC_STAT_INC(capture_oom_retries);

@@ -9,6 +9,7 @@
 #include "api/register.h"
 #include "api/flavour.h"
 #include "stage/fastalloc.h"
+#include "stage/fastdrv.h"
 #include "util/state.h"
 #include "util/log.h"
 #include "util/options.h"
@@ -127,7 +128,6 @@ void pc_register_after_fork_child(void)
  * (api/cache_cuda.c decides an allocation's attempts the same way). */
 static int pc_register_real(const struct pc_flavour *fl, void *p, size_t size, unsigned int flags)
 {
-    CUcontext cur = NULL;
     int r;
 
     /* Only the cache mode holds pinned memory of pincache's: elsewhere
@@ -135,14 +135,14 @@ static int pc_register_real(const struct pc_flavour *fl, void *p, size_t size, u
     if (pc_state.mode != PC_MODE_CACHE || pc_state.forked_child)
         return fl->reg(p, size, flags);
     if (fl->runtime && PC_CALL_REAL(cudaPeekAtLastError) != cudaSuccess) {
-        if (!PC_REAL(cuMemHostRegister_v2) || PC_CALL_DRV(cuCtxGetCurrent, &cur) != CUDA_SUCCESS || !cur) {
+        if (!pc_fast_quiet_ready() || !pc_fast_reg) {
             (void)pc_cache_make_room();
             return fl->reg(p, size, flags);
         }
-        r = PC_CALL_DRV(cuMemHostRegister_v2, p, size, flags);
+        r = pc_fast_reg(p, size, flags);
         if (r == CUDA_ERROR_OUT_OF_MEMORY && pc_cache_make_room()) {
             PC_STAT_INC(register_oom_retries);
-            r = PC_CALL_DRV(cuMemHostRegister_v2, p, size, flags);
+            r = pc_fast_reg(p, size, flags);
         }
         return r == CUDA_SUCCESS ? 0 : fl->reg(p, size, flags);
     }

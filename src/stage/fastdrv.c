@@ -56,12 +56,12 @@ static void pc_fast_resolve(void)
 
 /* ---- device dev's primary context, whatever the calling thread has current */
 
-/* Unregister base in dev's primary context.  1: that context is not active
- * (what was registered in it died with it); 0: done there (or in the
- * current context where the driver cannot name the primary one), *r the
- * answer.  The primary context is retained only while active, so this
- * never brings one back to life. */
-static int pc_fast_unreg_in_primary(int dev, void *base, CUresult *r)
+/* Run fn(dev, arg) in dev's primary context, pushed over the current one
+ * where that is another.  1: that context is not active (fn not run); 0:
+ * run there (or in the current context where the driver cannot name the
+ * primary one).  The primary context is retained only while active, so
+ * this never brings one back to life. */
+static int pc_fast_in_primary(int dev, void (*fn)(int dev, void *arg), void *arg)
 {
     CUcontext cur = NULL, pc = NULL, popped = NULL;
     unsigned int flags = 0;
@@ -70,17 +70,30 @@ static int pc_fast_unreg_in_primary(int dev, void *base, CUresult *r)
     if (D.state && D.state((CUdevice)dev, &flags, &active) == CUDA_SUCCESS && !active)
         return 1;
     if (!D.retain || !D.release || !D.push || !D.pop || D.retain(&pc, (CUdevice)dev) != CUDA_SUCCESS) {
-        *r = D.unreg(base);
+        fn(dev, arg);
         return 0;
     }
     if (D.get_current && D.get_current(&cur) == CUDA_SUCCESS && cur != pc && D.push(pc) == CUDA_SUCCESS) {
-        *r = D.unreg(base);
+        fn(dev, arg);
         D.pop(&popped);
     } else {
-        *r = D.unreg(base);
+        fn(dev, arg);
     }
     D.release((CUdevice)dev);
     return 0;
+}
+
+struct pc_fast_unreg_arg {
+    void *base;
+    CUresult r;
+};
+
+static void pc_fast_unreg_fn(int dev, void *arg)
+{
+    struct pc_fast_unreg_arg *a = arg;
+
+    (void)dev;
+    a->r = D.unreg(a->base);
 }
 
 int pc_fast_unregister(void *base, int dev)
@@ -95,8 +108,13 @@ int pc_fast_unregister(void *base, int dev)
      * primary context (a thread with another device's or a created
      * context current). */
     r = D.unreg(base);
-    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED && pc_fast_unreg_in_primary(dev, base, &r) == 1)
-        return 1;
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED) {
+        struct pc_fast_unreg_arg a = { base, r };
+
+        if (pc_fast_in_primary(dev, pc_fast_unreg_fn, &a) == 1)
+            return 1;
+        r = a.r;
+    }
     /* Not registered any more: gone with its context. */
     return r == CUDA_SUCCESS ? 0 : r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED ? 1 : -1;
 }
@@ -114,12 +132,14 @@ static pthread_mutex_t W = PTHREAD_MUTEX_INITIALIZER;
 static void *pc_fast_witness_tab[PC_FAST_NDEV];
 
 /* In the current context, which the caller has checked is device dev's
- * (a cache miss never comes from a created context: hostmem.c).  Lock W
+ * (a cache miss never comes from a created context: hostmem.c), or in
+ * dev's primary context pushed over another (pc_fast_in_primary).  Lock W
  * held. */
-static void pc_fast_witness_make(int dev)
+static void pc_fast_witness_make(int dev, void *arg)
 {
     void *w = NULL;
 
+    (void)arg;
     if (D.host_alloc(&w, 4096, 0) == CUDA_SUCCESS)
         __atomic_store_n(&pc_fast_witness_tab[dev], w, __ATOMIC_RELEASE);
 }
@@ -142,7 +162,7 @@ int pc_fast_context_ok(int dev)
     if (!__atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&W);
         if (!__atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE))
-            pc_fast_witness_make(dev);
+            pc_fast_witness_make(dev, NULL);
         pthread_mutex_unlock(&W);
     }
     return __atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE) != NULL;
@@ -160,13 +180,29 @@ int pc_fast_free_answer(int dev, int (*real_free)(void *p))
     err = real_free(w);
     if (w && err == 0) {
         /* The free just allowed (a relaxed capture, a created context
-         * current) allows the allocation too; the next one needs it. */
+         * current) allows the allocation too; the next free needs one,
+         * made in dev's primary context whatever is current here (a
+         * witness of another device's or a created context would answer
+         * for the wrong one, or die with it: fuzzer seed 81082). */
         __atomic_store_n(&pc_fast_witness_tab[dev], NULL, __ATOMIC_RELEASE);
-        if (pc_fast_on_device(dev))   /* else at the device's next fast block */
-            pc_fast_witness_make(dev);
+        pc_fast_in_primary(dev, pc_fast_witness_make, NULL);
     }
     pthread_mutex_unlock(&W);
     return err;
+}
+
+int pc_fast_quiet_ready(void)
+{
+    CUcontext cur = NULL;
+
+    pthread_once(&pc_fast_once, pc_fast_resolve);
+    return D.host_alloc && D.get_current && D.get_current(&cur) == CUDA_SUCCESS && cur;
+}
+
+CUresult pc_fast_quiet_alloc(void **p, size_t n, unsigned int flags)
+{
+    pthread_once(&pc_fast_once, pc_fast_resolve);
+    return D.host_alloc ? D.host_alloc(p, n, flags) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 void pc_fast_witness_lost(int dev)

@@ -1,6 +1,7 @@
 /* fastdrv.h - the driver side of fast blocks (fastalloc.c): the driver
  * calls they are made and released with, the block's primary context, and
- * the witness block that answers for an unfenced free. */
+ * the witness block that answers for an unfenced free; and a pinned
+ * allocation that leaves the runtime's last error alone. */
 #ifndef PC_STAGE_FASTDRV_H
 #define PC_STAGE_FASTDRV_H
 #include <stddef.h>
@@ -24,6 +25,13 @@ int pc_fast_unregister(void *base, int dev);
  * of NULL (0, or a broken context's sticky error: measured).  A witness
  * the runtime freed is replaced at once, in dev's primary context. */
 int pc_fast_free_answer(int dev, int (*real_free)(void *p));
+
+/* cuMemHostAlloc in the current context, the runtime's last error left
+ * alone (hostmem.c: an allocation inside a capture with an error pending);
+ * CUDA_ERROR_NOT_INITIALIZED where the driver's call cannot be reached. */
+CUresult pc_fast_quiet_alloc(void **p, size_t n, unsigned int flags);
+/* That call is reachable and a context is current. */
+int pc_fast_quiet_ready(void);
 
 /* Device dev's context is gone, and its witness with it. */
 void pc_fast_witness_lost(int dev);

@@ -890,8 +890,10 @@ static cudaError_t capture_prohibits_locked(void)
 
 	if (tls_capture_mode == cudaStreamCaptureModeRelaxed)
 		return cudaSuccess;
+	/* An invalidated capture prohibits as before until it ends (measured:
+	 * capfree's drv_then_rt, after the driver's refusal the runtime's). */
 	for (struct CUstream_st *t = sim_streams; t; t = t->next) {
-		if (t->capture != cudaStreamCaptureStatusActive)
+		if (t->capture == cudaStreamCaptureStatusNone)
 			continue;
 		if (t->capture_thread == me ? t->capture_mode != cudaStreamCaptureModeRelaxed
 					    : t->capture_mode == cudaStreamCaptureModeGlobal &&

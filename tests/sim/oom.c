@@ -136,8 +136,10 @@ static void waiting_kernel(void)
 
 #ifndef OOM_CUDART12
 /* 4 MB asked for inside a capture of mode on a stream of this thread, its
- * own mode tmode meanwhile, with the cache's idle 6 MB block in the way. */
-static void captured(enum cudaStreamCaptureMode mode, enum cudaStreamCaptureMode tmode, int refused,
+ * own mode tmode meanwhile, with the cache's idle 6 MB block in the way;
+ * pending: with cudaSetDevice(99)'s 101 pending (fuzzer seed 78111), which
+ * an allowed allocation leaves and a refused one replaces by 900. */
+static void captured(enum cudaStreamCaptureMode mode, enum cudaStreamCaptureMode tmode, int refused, int pending,
 		     const char *what)
 {
 	enum cudaStreamCaptureMode m = tmode;
@@ -151,12 +153,15 @@ static void captured(enum cudaStreamCaptureMode mode, enum cudaStreamCaptureMode
 	is_int(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess, "... a stream");
 	is_int(cudaStreamBeginCapture(s, mode), cudaSuccess, "... captures");
 	cudaThreadExchangeStreamCaptureMode(&m);
+	if (pending)
+		cudaSetDevice(99);
 	err = cudaHostAlloc(&y, 4 * MB, 0);
 	last = cudaGetLastError();
 	cudaThreadExchangeStreamCaptureMode(&m);
 	end = cudaStreamEndCapture(s, &g);
 	is_int(err, refused ? cudaErrorStreamCaptureUnsupported : cudaSuccess, "%s: 4 MB inside the capture", what);
-	is_int(last, err, "... and the last error is its answer");
+	is_int(last, pending && !refused ? cudaErrorInvalidDevice : err,
+	       pending && !refused ? "... and the pending 101 is still the last error" : "... and the last error is its answer");
 	is_int(end, refused ? cudaErrorStreamCaptureInvalidated : cudaSuccess, "... and the capture ends so");
 	if (y)
 		memset(y, 2, 4 * MB);
@@ -209,10 +214,12 @@ int main(int argc, char **argv)
 	is_int(cudaGetLastError(), cudaSuccess, "no error left");
 	waiting_kernel();
 #ifndef OOM_CUDART12
-	captured(cudaStreamCaptureModeRelaxed, cudaStreamCaptureModeRelaxed, 0, "relaxed capture");
-	captured(cudaStreamCaptureModeGlobal, cudaStreamCaptureModeRelaxed, 0, "global capture, thread relaxed");
-	captured(cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed, 0, "thread-local capture, thread relaxed");
-	captured(cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal, 1, "global capture");
+	captured(cudaStreamCaptureModeRelaxed, cudaStreamCaptureModeRelaxed, 0, 0, "relaxed capture");
+	captured(cudaStreamCaptureModeGlobal, cudaStreamCaptureModeRelaxed, 0, 0, "global capture, thread relaxed");
+	captured(cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed, 0, 0, "thread-local capture, thread relaxed");
+	captured(cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal, 1, 0, "global capture");
+	captured(cudaStreamCaptureModeRelaxed, cudaStreamCaptureModeRelaxed, 0, 1, "relaxed capture, an error pending");
+	captured(cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal, 1, 1, "global capture, an error pending");
 #endif
 	counters(&c);
 	diag("sim: %llu allocation(s) refused for lack of memory", c.host_alloc_oom);
