@@ -139,8 +139,10 @@ static void pc_gpa_substitute(const char *name, void **pfn, int version, int per
 {
     void *w = NULL;
     if (pfn && *pfn && !pc_is_self(*pfn) && (w = pc_gpa_find(name, version, per_thread)) != NULL) {
-        if (!per_thread)
-            pc_real_note_drv(name, *pfn);   /* what the wrapper calls, libcuda or not */
+        /* What the wrapper calls, libcuda or not; a per-thread ABI (from
+         * 7000) apart from the legacy one of the same name. */
+        if (!per_thread || version >= 7000)
+            pc_real_note_drv(name, per_thread, *pfn);
         *pfn = w;
     }
     pc_debug("entry point %s (version %d%s): %s", name ? name : "(null)", version,

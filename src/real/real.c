@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include "real/real.h"
 #include "util/log.h"
@@ -317,12 +318,15 @@ static struct { char name[48]; void *fn; } pc_noted[PC_REAL_NOTED];
 static unsigned pc_nnoted;                  /* atomic: entries published */
 static pthread_mutex_t pc_noted_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void pc_real_note_drv(const char *name, void *fn)
+void pc_real_note_drv(const char *name, int per_thread, void *fn)
 {
+    char key[sizeof pc_noted[0].name];
     unsigned n;
 
-    if (!name || !fn || strlen(name) >= sizeof pc_noted[0].name)
+    if (!name || !fn || strlen(name) + 3 >= sizeof key)
         return;
+    snprintf(key, sizeof key, "%s%s", name, per_thread ? "_pt" : "");
+    name = key;
     pthread_mutex_lock(&pc_noted_lock);
     n = pc_nnoted;
     for (unsigned i = 0; i < n; i++) {
@@ -339,19 +343,55 @@ void pc_real_note_drv(const char *name, void *fn)
     pthread_mutex_unlock(&pc_noted_lock);
 }
 
-/* A table name (cuMemHostRegister_v2) against the names asked
- * (cuMemHostRegister): without its _vN suffix. */
+/* A table name (cuMemHostRegister_v2, cuMemcpyHtoD_v2_ptds) against the
+ * names asked (cuMemHostRegister, cuMemcpyHtoD noted per-thread): without
+ * its _vN suffix, a _ptds or _ptsz one as the note's _pt. */
 static void *pc_real_noted(const char *name)
 {
     unsigned n = __atomic_load_n(&pc_nnoted, __ATOMIC_ACQUIRE);
     size_t len = strlen(name);
+    int pt = len > 5 && (!strcmp(name + len - 5, "_ptds") || !strcmp(name + len - 5, "_ptsz"));
 
+    if (pt)
+        len -= 5;
     if (len > 3 && name[len - 3] == '_' && name[len - 2] == 'v' && name[len - 1] >= '2' && name[len - 1] <= '9')
         len -= 3;
-    for (unsigned i = 0; i < n; i++)
-        if (strlen(pc_noted[i].name) == len && !strncmp(pc_noted[i].name, name, len))
+    for (unsigned i = 0; i < n; i++) {
+        const char *k = pc_noted[i].name;
+        size_t kl = strlen(k);
+
+        if (kl == len + (pt ? 3 : 0) && !strncmp(k, name, len) && (!pt || !strcmp(k + len, "_pt")))
             return pc_noted[i].fn;
+    }
     return NULL;
+}
+
+/* A driver function the program never asked for, in a process that reaches
+ * the driver through the runtime's entry points only (it noted some, and no
+ * libcuda is loaded: the simulated device): the newest ABI of name's base
+ * (cuCtxGetDevice for a driver-API allocation's device), per-thread for a
+ * _ptds or _ptsz name. */
+static void *pc_real_drv_by_name(const char *name)
+{
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+    char base[sizeof pc_noted[0].name];
+    size_t len = strlen(name);
+    int pt = len > 5 && (!strcmp(name + len - 5, "_ptds") || !strcmp(name + len - 5, "_ptsz"));
+    void *f = NULL;
+
+    if (pt)
+        len -= 5;
+    if (len > 3 && name[len - 3] == '_' && name[len - 2] == 'v' && name[len - 1] >= '2' && name[len - 1] <= '9')
+        len -= 3;
+    if (len >= sizeof base)
+        return NULL;
+    memcpy(base, name, len);
+    base[len] = 0;
+    if (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, base, &f, CUDART_VERSION,
+                     pt ? cudaEnablePerThreadDefaultStream : cudaEnableLegacyStream, &st) != cudaSuccess ||
+        st != cudaDriverEntryPointSuccess)
+        return NULL;
+    return f;
 }
 
 void *pc_real_resolve(int major, int idx)
@@ -370,6 +410,8 @@ void *pc_real_resolve(int major, int idx)
             f = pc_lookup_in(&pc_libs[PC_LIB_CUDA], name);
         if (!f && !pc_loaded_path("libcuda.so", NULL, 0))
             f = pc_real_noted(name);
+        if (!f && __atomic_load_n(&pc_nnoted, __ATOMIC_ACQUIRE) > 0 && !pc_loaded_path("libcuda.so", NULL, 0))
+            f = pc_real_drv_by_name(name);
     } else {
         pc_warn_unknown_major();
         f = pc_resolve_runtime(major, name);

@@ -68,10 +68,11 @@ int pc_loaded_path(const char *prefix, char *path, size_t n);
  * when neither has it. */
 void *pc_real_drv_entry(void *from_libcuda, const char *sym, unsigned int ver);
 
-/* The real driver function handed out under name (not per-thread) where
- * pincache's wrapper took its place (intercept/procaddr.c): PC_REAL's
- * answer for it when no libcuda is loaded. */
-void pc_real_note_drv(const char *name, void *fn);
+/* The real driver function handed out under name (per_thread: its _ptds or
+ * _ptsz ABI) where pincache's wrapper took its place
+ * (intercept/procaddr.c): PC_REAL's answer for it when no libcuda is
+ * loaded. */
+void pc_real_note_drv(const char *name, int per_thread, void *fn);
 
 /* The major of a loaded libcudart pincache has no wrappers for (seen at
  * the first resolution of a runtime function), or 0: its streams may be

@@ -638,19 +638,101 @@ static CUresult sim_drv_mem_host_alloc(void **pp, size_t n, unsigned int flags)
 	return sim_drv_ret(cudaHostAlloc(pp, n, flags), last);
 }
 
-static const struct { const char *name; unsigned since; void *fn; } sim_drv_tab[] = {
-	{ "cuMemHostAlloc", 2020, (void *)sim_drv_mem_host_alloc },
-	{ "cuCtxGetDevice", 2000, (void *)sim_drv_ctx_get_device },
-	{ "cuMemHostRegister", 6050, (void *)sim_drv_mem_host_register },
-	{ "cuMemHostUnregister", 4000, (void *)sim_drv_mem_host_unregister },
-	{ "cuMemHostGetFlags", 2030, (void *)sim_drv_mem_host_get_flags },
-	{ "cuPointerGetAttribute", 4000, (void *)sim_drv_pointer_get_attribute },
-	{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current },
-	{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event },
-	{ "cuEventQuery", 2000, (void *)sim_drv_event_query },
-	{ "cuStreamQuery", 2000, (void *)sim_drv_stream_query },
-	{ "cuCtxGetStreamPriorityRange", 5050, (void *)sim_drv_ctx_get_stream_priority_range },
-	{ "cuMemGetAddressRange", 3020, (void *)sim_drv_mem_get_address_range },
+/* The driver's pinned allocations and 1D copies, for programs that reach
+ * them through cudaGetDriverEntryPointByVersion (the fuzzer's driver
+ * forms): the runtime's calls, their codes the driver's numbers, the last
+ * error left alone.  A size of 0 is refused with 1 (assumed, as
+ * sim_cuda.c: cudaHostAlloc answers 0 and NULL).  Copies of the _ptds and
+ * _ptsz ABIs (asked for with cudaEnablePerThreadDefaultStream) are the
+ * runtime's per-thread forms. */
+static CUresult sim_drv_mem_alloc_host(void **pp, size_t n)
+{
+	cudaError_t last = tls_last_error;
+
+	return n ? sim_drv_ret(cudaMallocHost(pp, n), last) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult sim_drv_mem_host_alloc_v2(void **pp, size_t n, unsigned int flags)
+{
+	return n ? sim_drv_mem_host_alloc(pp, n, flags) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult sim_drv_mem_free_host(void *p)
+{
+	cudaError_t last = tls_last_error;
+
+	return sim_drv_ret(cudaFreeHost(p), last);
+}
+
+static CUresult sim_drv_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, int pt)
+{
+	cudaError_t last = tls_last_error;
+
+	return sim_drv_ret((pt ? cudaMemcpy_ptds : cudaMemcpy)(dst, src, n, kind), last);
+}
+
+static CUresult sim_drv_copy_async(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, CUstream s,
+				   int pt)
+{
+	cudaError_t last = tls_last_error;
+
+	return sim_drv_ret((pt ? cudaMemcpyAsync_ptsz : cudaMemcpyAsync)(dst, src, n, kind, (cudaStream_t)s), last);
+}
+
+#define SIM_DRV_COPIES(pt, sfx)                                                                              \
+	static CUresult sim_drv_htod##sfx(CUdeviceptr d, const void *h, size_t n)                             \
+	{                                                                                                     \
+		return sim_drv_copy((void *)(uintptr_t)d, h, n, cudaMemcpyHostToDevice, pt);                  \
+	}                                                                                                     \
+	static CUresult sim_drv_dtoh##sfx(void *h, CUdeviceptr d, size_t n)                                   \
+	{                                                                                                     \
+		return sim_drv_copy(h, (const void *)(uintptr_t)d, n, cudaMemcpyDeviceToHost, pt);            \
+	}                                                                                                     \
+	static CUresult sim_drv_dtod##sfx(CUdeviceptr d, CUdeviceptr s, size_t n)                             \
+	{                                                                                                     \
+		return sim_drv_copy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n,                      \
+				    cudaMemcpyDeviceToDevice, pt);                                            \
+	}                                                                                                     \
+	static CUresult sim_drv_htod_async##sfx(CUdeviceptr d, const void *h, size_t n, CUstream st)         \
+	{                                                                                                     \
+		return sim_drv_copy_async((void *)(uintptr_t)d, h, n, cudaMemcpyHostToDevice, st, pt);        \
+	}                                                                                                     \
+	static CUresult sim_drv_dtoh_async##sfx(void *h, CUdeviceptr d, size_t n, CUstream st)               \
+	{                                                                                                     \
+		return sim_drv_copy_async(h, (const void *)(uintptr_t)d, n, cudaMemcpyDeviceToHost, st, pt);  \
+	}                                                                                                     \
+	static CUresult sim_drv_dtod_async##sfx(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)         \
+	{                                                                                                     \
+		return sim_drv_copy_async((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n,                \
+					  cudaMemcpyDeviceToDevice, st, pt);                                  \
+	}
+SIM_DRV_COPIES(0, )
+SIM_DRV_COPIES(1, _pt)
+
+/* pt: 0 either, -1 asked for without cudaEnablePerThreadDefaultStream only,
+ * 1 with it only. */
+#define SIM_DRV_COPY_ROWS(name, since, fn) { name, since, (void *)fn, -1 }, { name, since, (void *)fn##_pt, 1 }
+static const struct { const char *name; unsigned since; void *fn; int pt; } sim_drv_tab[] = {
+	{ "cuMemAllocHost", 3020, (void *)sim_drv_mem_alloc_host, 0 },
+	{ "cuMemFreeHost", 2000, (void *)sim_drv_mem_free_host, 0 },
+	SIM_DRV_COPY_ROWS("cuMemcpyHtoD", 3020, sim_drv_htod),
+	SIM_DRV_COPY_ROWS("cuMemcpyDtoH", 3020, sim_drv_dtoh),
+	SIM_DRV_COPY_ROWS("cuMemcpyDtoD", 3020, sim_drv_dtod),
+	SIM_DRV_COPY_ROWS("cuMemcpyHtoDAsync", 3020, sim_drv_htod_async),
+	SIM_DRV_COPY_ROWS("cuMemcpyDtoHAsync", 3020, sim_drv_dtoh_async),
+	SIM_DRV_COPY_ROWS("cuMemcpyDtoDAsync", 3020, sim_drv_dtod_async),
+	{ "cuMemHostAlloc", 2020, (void *)sim_drv_mem_host_alloc_v2, 0 },
+	{ "cuCtxGetDevice", 2000, (void *)sim_drv_ctx_get_device, 0 },
+	{ "cuMemHostRegister", 6050, (void *)sim_drv_mem_host_register, 0 },
+	{ "cuMemHostUnregister", 4000, (void *)sim_drv_mem_host_unregister, 0 },
+	{ "cuMemHostGetFlags", 2030, (void *)sim_drv_mem_host_get_flags, 0 },
+	{ "cuPointerGetAttribute", 4000, (void *)sim_drv_pointer_get_attribute, 0 },
+	{ "cuCtxGetCurrent", 4000, (void *)sim_drv_ctx_get_current, 0 },
+	{ "cuCtxRecordEvent", 12050, (void *)sim_drv_ctx_record_event, 0 },
+	{ "cuEventQuery", 2000, (void *)sim_drv_event_query, 0 },
+	{ "cuStreamQuery", 2000, (void *)sim_drv_stream_query, 0 },
+	{ "cuCtxGetStreamPriorityRange", 5050, (void *)sim_drv_ctx_get_stream_priority_range, 0 },
+	{ "cuMemGetAddressRange", 3020, (void *)sim_drv_mem_get_address_range, 0 },
 };
 
 const char *sim_drv_name(void *fn)
@@ -675,7 +757,10 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **
 		return sim_ret(cudaErrorInvalidValue);
 	*funcPtr = NULL;
 	for (size_t i = 0; i < sizeof sim_drv_tab / sizeof sim_drv_tab[0]; i++) {
-		if (strcmp(sim_drv_tab[i].name, symbol) != 0)
+		int pt = (flags & cudaEnablePerThreadDefaultStream) != 0;
+
+		if (strcmp(sim_drv_tab[i].name, symbol) != 0 || (sim_drv_tab[i].pt == 1 && !pt) ||
+		    (sim_drv_tab[i].pt == -1 && pt))
 			continue;
 		if (cudaVersion < sim_drv_tab[i].since) {
 			st = cudaDriverEntryPointVersionNotSufficent;

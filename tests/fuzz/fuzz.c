@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include "fuzz.h"
 
@@ -112,7 +113,14 @@ static const char *const op_names[] = { OPS(X_NAME) };
  *   END    the program's end: wait for every device, read every buffer, free
  *          everything; a new program may follow (seeds run in one process)
  * e: how the stream is spelt (0 plain, 1 the _ptsz/_ptds form, 2 the other
- * handle: cudaStreamLegacy for 0, cudaStreamPerThread for 0 in _ptsz). */
+ * handle: cudaStreamLegacy for 0, cudaStreamPerThread for 0 in _ptsz).
+ * delay, of ALLOC (cudaHostAlloc, cudaMallocHost), FREE of a pinned block
+ * and COPY: 1 the driver's form instead (cuMemHostAlloc, cuMemAllocHost,
+ * cuMemFreeHost, cuMemcpyHtoD/DtoH/DtoD and their Async forms, the _ptds
+ * or _ptsz ABI where e asks for it), reached through
+ * cudaGetDriverEntryPointByVersion as the static cudart and libraries that
+ * resolve the driver by version reach it: the same semantics, the driver's
+ * codes, no last error. */
 struct op {
 	int k, t, a, b, c, d, e;
 	unsigned key, delay;
@@ -765,6 +773,19 @@ static unsigned rn(unsigned n)
 	return n ? (unsigned)(rnd() % n) : 0;
 }
 
+/* The driver forms (the op's delay, above) are drawn from a stream of their
+ * own, so that a seed's program is the one it was before they came, some of
+ * its operations spelt the driver's way. */
+static uint64_t drv_s;
+
+static int g_drv_form(void)
+{
+	uint64_t z = (drv_s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return ((z ^ (z >> 31)) & 3) == 0;
+}
+
 struct gen {
 	struct prog *p;
 	struct model m;
@@ -787,6 +808,9 @@ static int g_push(struct gen *g, struct op o)
 		g->m = save;
 		return -1;
 	}
+	if ((o.k == OP_ALLOC && o.b <= API_MALLOCHOST && o.len) || o.k == OP_COPY ||
+	    (o.k == OP_FREE && g->m.buf[o.a].mem == MEM_PINNED))
+		o.delay = (unsigned)g_drv_form();
 	g->p->op[g->p->n++] = o;
 	if (o.k >= OP_ALLOC && o.k <= OP_HOSTFN) {
 		int *r = g->recent[o.t];
@@ -1255,6 +1279,7 @@ static void generate(struct prog *p, uint64_t seed, int nops, int ndev, int nthr
 
 	memset(&g, 0, sizeof(g));
 	rng_s = seed * 0x2545f4914f6cdd1dull + 1;
+	drv_s = seed * 0x9e3779b97f4a7c15ull + 7;
 	p->ndev = ndev;
 	p->nthr = nthr;
 	p->n = 0;
@@ -1455,6 +1480,64 @@ static enum cudaMemcpyKind x_kind(int md, int ms)
 	return cudaMemcpyDeviceToHost;
 }
 
+/* The driver forms, from the runtime's cudaGetDriverEntryPointByVersion
+ * ([1]: asked for with cudaEnablePerThreadDefaultStream, the _ptds and
+ * _ptsz ABIs). */
+static struct {
+	CUresult (*host_alloc)(void **, size_t, unsigned int);
+	CUresult (*alloc_host)(void **, size_t);
+	CUresult (*free_host)(void *);
+	CUresult (*htod[2])(CUdeviceptr, const void *, size_t);
+	CUresult (*dtoh[2])(void *, CUdeviceptr, size_t);
+	CUresult (*dtod[2])(CUdeviceptr, CUdeviceptr, size_t);
+	CUresult (*htod_async[2])(CUdeviceptr, const void *, size_t, CUstream);
+	CUresult (*dtoh_async[2])(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*dtod_async[2])(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+} XD;
+
+static void x_drv_get(const char *name, int pt, void *fn)
+{
+	enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+	void *f = NULL;
+
+	if (cudaGetDriverEntryPointByVersion(name, &f, 12000,
+					     pt ? cudaEnablePerThreadDefaultStream : cudaEnableLegacyStream, &st) ||
+	    st != cudaDriverEntryPointSuccess || !f) {
+		fprintf(stderr, "fuzz: the driver's %s%s could not be had\n", name, pt ? " (per-thread)" : "");
+		exit(2);
+	}
+	memcpy(fn, &f, sizeof(f));
+}
+
+static void x_drv_resolve(void)
+{
+	x_drv_get("cuMemHostAlloc", 0, &XD.host_alloc);
+	x_drv_get("cuMemAllocHost", 0, &XD.alloc_host);
+	x_drv_get("cuMemFreeHost", 0, &XD.free_host);
+	for (int pt = 0; pt < 2; pt++) {
+		x_drv_get("cuMemcpyHtoD", pt, &XD.htod[pt]);
+		x_drv_get("cuMemcpyDtoH", pt, &XD.dtoh[pt]);
+		x_drv_get("cuMemcpyDtoD", pt, &XD.dtod[pt]);
+		x_drv_get("cuMemcpyHtoDAsync", pt, &XD.htod_async[pt]);
+		x_drv_get("cuMemcpyDtoHAsync", pt, &XD.dtoh_async[pt]);
+		x_drv_get("cuMemcpyDtoDAsync", pt, &XD.dtod_async[pt]);
+	}
+}
+
+/* A COPY's driver form: synchronous (async 0) or on stream s. */
+static int x_drv_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, int pt, int async,
+		      cudaStream_t s)
+{
+	CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, sr = (CUdeviceptr)(uintptr_t)src;
+	CUstream st = (CUstream)s;
+
+	if (kind == cudaMemcpyHostToDevice)
+		return async ? XD.htod_async[pt](d, src, n, st) : XD.htod[pt](d, src, n);
+	if (kind == cudaMemcpyDeviceToHost)
+		return async ? XD.dtoh_async[pt](dst, sr, n, st) : XD.dtoh[pt](dst, sr, n);
+	return async ? XD.dtod_async[pt](d, sr, n, st) : XD.dtod[pt](d, sr, n);
+}
+
 static uint64_t hash_buf(const struct xbuf *B, cudaError_t *e)
 {
 	unsigned char *tmp;
@@ -1576,8 +1659,13 @@ static void x_op(int i)
 		A->api = o->b;
 		A->mem = o->b == API_MALLOC ? MEM_PAGEABLE : o->b == API_DEVICE ? MEM_DEVICE : MEM_PINNED;
 		switch (o->b) {
-		case API_HOSTALLOC: e = cudaHostAlloc(&p, o->len, (unsigned)o->c); break;
-		case API_MALLOCHOST: e = cudaMallocHost(&p, o->len); break;
+		case API_HOSTALLOC:
+			e = o->delay ? (cudaError_t)XD.host_alloc(&p, o->len, (unsigned)o->c)
+				     : cudaHostAlloc(&p, o->len, (unsigned)o->c);
+			break;
+		case API_MALLOCHOST:
+			e = o->delay ? (cudaError_t)XD.alloc_host(&p, o->len) : cudaMallocHost(&p, o->len);
+			break;
 		case API_MALLOC:
 			if (o->d != 1)
 				p = malloc(o->len ? o->len : 1);
@@ -1600,7 +1688,7 @@ static void x_op(int i)
 		if (A->gone)
 			break;
 		if (A->mem == MEM_PINNED)
-			e = cudaFreeHost(A->p);
+			e = o->delay ? (cudaError_t)XD.free_host(A->p) : cudaFreeHost(A->p);
 		else if (A->mem == MEM_DEVICE)
 			e = cudaFree(A->p);
 		else
@@ -1626,13 +1714,18 @@ static void x_op(int i)
 	case OP_COPY:
 		if (A->gone || B->gone)
 			break;
-		if (o->d == 0)
+		if (o->d == 0 && o->delay)
+			e = (cudaError_t)x_drv_copy(A->p + o->o1, B->p + o->o2, o->len, x_kind(A->mem, B->mem), o->e == 1,
+						    0, NULL);
+		else if (o->d == 0)
 			e = (o->e == 1 ? cudaMemcpy_ptds : cudaMemcpy)(A->p + o->o1, B->p + o->o2, o->len,
 									 x_kind(A->mem, B->mem));
 		else {
 			s = x_stream(o, o->c, &ptsz);
-			e = (ptsz ? cudaMemcpyAsync_ptsz : cudaMemcpyAsync)(A->p + o->o1, B->p + o->o2, o->len,
-									     x_kind(A->mem, B->mem), s);
+			e = o->delay ? (cudaError_t)x_drv_copy(A->p + o->o1, B->p + o->o2, o->len, x_kind(A->mem, B->mem),
+							       ptsz, 1, s)
+				     : (ptsz ? cudaMemcpyAsync_ptsz : cudaMemcpyAsync)(A->p + o->o1, B->p + o->o2, o->len,
+										       x_kind(A->mem, B->mem), s);
 		}
 		break;
 	case OP_MEMSET:
@@ -1907,8 +2000,11 @@ static void x_begin(void)
  * transcript. */
 static uint64_t execute(const struct prog *p, int verbose)
 {
+	static int drv_resolved;
 	int i = 0;
 
+	if (!drv_resolved++)
+		x_drv_resolve();
 	X.p = p;
 	X.verbose = verbose;
 	X.hash = 0xcbf29ce484222325ull;
