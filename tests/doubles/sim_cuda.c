@@ -7,8 +7,9 @@
  * no runtime API; like the real one, no symbol carries a version.
  *
  * Error codes for bad input are assumed where they were not measured (see
- * README.md): the driver rejects NULL out-pointers, size 0 and unknown
- * flags with CUDA_ERROR_INVALID_VALUE, and calls that need a context fail
+ * README.md): the driver rejects NULL out-pointers and unknown flags with
+ * CUDA_ERROR_INVALID_VALUE (measured), answers size 0 and a free of NULL
+ * with 0 (measured), and calls that need a context fail
  * with CUDA_ERROR_INVALID_CONTEXT when none is current. */
 #include <pthread.h>
 #include <stdint.h>
@@ -274,9 +275,9 @@ API CUresult cuCtxSynchronize(void)
 API CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 {
 	NEED_CTX();
-	if (!pp || n == 0 || (flags & ~HOSTALLOC_FLAGS))
+	if (!pp || (flags & ~HOSTALLOC_FLAGS))
 		return CUDA_ERROR_INVALID_VALUE;
-	return drv(cudaHostAlloc(pp, n, flags));
+	return drv(cudaHostAlloc(pp, n, flags));   /* size 0: 0 and NULL, as the runtime (measured) */
 }
 
 API CUresult cuMemAllocHost_v2(void **pp, size_t n)
@@ -295,9 +296,7 @@ CUresult sim_cuMemAllocHost_v1(void **pp, unsigned int n)
 API CUresult cuMemFreeHost(void *p)
 {
 	NEED_CTX();
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	return drv(cudaFreeHost(p));
+	return drv(cudaFreeHost(p));   /* NULL: 0, as the runtime (measured) */
 }
 
 API CUresult cuMemHostGetFlags(unsigned int *flags, void *p)

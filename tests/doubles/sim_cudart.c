@@ -641,20 +641,22 @@ static CUresult sim_drv_mem_host_alloc(void **pp, size_t n, unsigned int flags)
 /* The driver's pinned allocations and 1D copies, for programs that reach
  * them through cudaGetDriverEntryPointByVersion (the fuzzer's driver
  * forms): the runtime's calls, their codes the driver's numbers, the last
- * error left alone.  A size of 0 is refused with 1 (assumed, as
- * sim_cuda.c: cudaHostAlloc answers 0 and NULL).  Copies of the _ptds and
- * _ptsz ABIs (asked for with cudaEnablePerThreadDefaultStream) are the
- * runtime's per-thread forms. */
+ * error left alone (size 0: 0 and NULL, a free of NULL 0, as the runtime's:
+ * measured, tests/gpu/gpu_errors.cu).  Copies of the _ptds and _ptsz ABIs
+ * (asked for with cudaEnablePerThreadDefaultStream) are the runtime's
+ * per-thread forms. */
 static CUresult sim_drv_mem_alloc_host(void **pp, size_t n)
 {
 	cudaError_t last = tls_last_error;
 
-	return n ? sim_drv_ret(cudaMallocHost(pp, n), last) : CUDA_ERROR_INVALID_VALUE;
+	return sim_drv_ret(cudaMallocHost(pp, n), last);
 }
 
-static CUresult sim_drv_mem_host_alloc_v2(void **pp, size_t n, unsigned int flags)
+static CUresult sim_drv_mem_host_get_device_pointer(CUdeviceptr *d, void *p, unsigned int flags)
 {
-	return n ? sim_drv_mem_host_alloc(pp, n, flags) : CUDA_ERROR_INVALID_VALUE;
+	cudaError_t last = tls_last_error;
+
+	return sim_drv_ret(cudaHostGetDevicePointer((void **)d, p, flags), last);
 }
 
 static CUresult sim_drv_mem_free_host(void *p)
@@ -715,13 +717,14 @@ SIM_DRV_COPIES(1, _pt)
 static const struct { const char *name; unsigned since; void *fn; int pt; } sim_drv_tab[] = {
 	{ "cuMemAllocHost", 3020, (void *)sim_drv_mem_alloc_host, 0 },
 	{ "cuMemFreeHost", 2000, (void *)sim_drv_mem_free_host, 0 },
+	{ "cuMemHostGetDevicePointer", 3020, (void *)sim_drv_mem_host_get_device_pointer, 0 },
 	SIM_DRV_COPY_ROWS("cuMemcpyHtoD", 3020, sim_drv_htod),
 	SIM_DRV_COPY_ROWS("cuMemcpyDtoH", 3020, sim_drv_dtoh),
 	SIM_DRV_COPY_ROWS("cuMemcpyDtoD", 3020, sim_drv_dtod),
 	SIM_DRV_COPY_ROWS("cuMemcpyHtoDAsync", 3020, sim_drv_htod_async),
 	SIM_DRV_COPY_ROWS("cuMemcpyDtoHAsync", 3020, sim_drv_dtoh_async),
 	SIM_DRV_COPY_ROWS("cuMemcpyDtoDAsync", 3020, sim_drv_dtod_async),
-	{ "cuMemHostAlloc", 2020, (void *)sim_drv_mem_host_alloc_v2, 0 },
+	{ "cuMemHostAlloc", 2020, (void *)sim_drv_mem_host_alloc, 0 },
 	{ "cuCtxGetDevice", 2000, (void *)sim_drv_ctx_get_device, 0 },
 	{ "cuMemHostRegister", 6050, (void *)sim_drv_mem_host_register, 0 },
 	{ "cuMemHostUnregister", 4000, (void *)sim_drv_mem_host_unregister, 0 },

@@ -114,10 +114,12 @@ static const char *const op_names[] = { OPS(X_NAME) };
  *          everything; a new program may follow (seeds run in one process)
  * e: how the stream is spelt (0 plain, 1 the _ptsz/_ptds form, 2 the other
  * handle: cudaStreamLegacy for 0, cudaStreamPerThread for 0 in _ptsz).
- * delay, of ALLOC (cudaHostAlloc, cudaMallocHost), FREE of a pinned block
- * and COPY: 1 the driver's form instead (cuMemHostAlloc, cuMemAllocHost,
- * cuMemFreeHost, cuMemcpyHtoD/DtoH/DtoD and their Async forms, the _ptds
- * or _ptsz ABI where e asks for it), reached through
+ * delay, of ALLOC (cudaHostAlloc, cudaMallocHost), FREE of a pinned block,
+ * COPY, REG, UNREG and QUERY but cudaPointerGetAttributes: 1 the driver's
+ * form instead (cuMemHostAlloc, cuMemAllocHost, cuMemFreeHost,
+ * cuMemcpyHtoD/DtoH/DtoD and their Async forms, the _ptds or _ptsz ABI
+ * where e asks for it, cuMemHostRegister, cuMemHostUnregister,
+ * cuMemHostGetFlags, cuMemHostGetDevicePointer), reached through
  * cudaGetDriverEntryPointByVersion as the static cudart and libraries that
  * resolve the driver by version reach it: the same semantics, the driver's
  * codes, no last error. */
@@ -808,8 +810,8 @@ static int g_push(struct gen *g, struct op o)
 		g->m = save;
 		return -1;
 	}
-	if ((o.k == OP_ALLOC && o.b <= API_MALLOCHOST && o.len) || o.k == OP_COPY ||
-	    (o.k == OP_FREE && g->m.buf[o.a].mem == MEM_PINNED))
+	if ((o.k == OP_ALLOC && o.b <= API_MALLOCHOST) || o.k == OP_COPY || o.k == OP_REG || o.k == OP_UNREG ||
+	    (o.k == OP_QUERY && o.c != 1) || (o.k == OP_FREE && g->m.buf[o.a].mem == MEM_PINNED))
 		o.delay = (unsigned)g_drv_form();
 	g->p->op[g->p->n++] = o;
 	if (o.k >= OP_ALLOC && o.k <= OP_HOSTFN) {
@@ -1493,6 +1495,10 @@ static struct {
 	CUresult (*htod_async[2])(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*dtoh_async[2])(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*dtod_async[2])(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+	CUresult (*reg)(void *, size_t, unsigned int);
+	CUresult (*unreg)(void *);
+	CUresult (*get_flags)(unsigned int *, void *);
+	CUresult (*dev_ptr)(CUdeviceptr *, void *, unsigned int);
 } XD;
 
 static void x_drv_get(const char *name, int pt, void *fn)
@@ -1514,6 +1520,10 @@ static void x_drv_resolve(void)
 	x_drv_get("cuMemHostAlloc", 0, &XD.host_alloc);
 	x_drv_get("cuMemAllocHost", 0, &XD.alloc_host);
 	x_drv_get("cuMemFreeHost", 0, &XD.free_host);
+	x_drv_get("cuMemHostRegister", 0, &XD.reg);
+	x_drv_get("cuMemHostUnregister", 0, &XD.unreg);
+	x_drv_get("cuMemHostGetFlags", 0, &XD.get_flags);
+	x_drv_get("cuMemHostGetDevicePointer", 0, &XD.dev_ptr);
 	for (int pt = 0; pt < 2; pt++) {
 		x_drv_get("cuMemcpyHtoD", pt, &XD.htod[pt]);
 		x_drv_get("cuMemcpyDtoH", pt, &XD.dtoh[pt]);
@@ -1578,7 +1588,7 @@ static cudaError_t x_query(const struct xbuf *A, const struct op *o, uint64_t *h
 		 * earlier allocation made that chunk (docs/runtime-facts.md,
 		 * "cudaHostGetFlags and the driver's 2 MiB chunks"), and pincache's
 		 * own allocations move the carving. */
-		e = cudaHostGetFlags(&flags, q);
+		e = o->delay ? (cudaError_t)XD.get_flags(&flags, q) : cudaHostGetFlags(&flags, q);
 		*h = flags & ~(unsigned)cudaHostAllocPortable;
 		break;
 	case 1:
@@ -1588,7 +1598,14 @@ static cudaError_t x_query(const struct xbuf *A, const struct op *o, uint64_t *h
 		     (uint64_t)x_rel(at.devicePointer, q, A->p) << 16 | (uint64_t)x_rel(at.hostPointer, q, A->p) << 20;
 		break;
 	default:
-		e = cudaHostGetDevicePointer(&dp, q, 0);
+		if (o->delay) {
+			CUdeviceptr d = 0;
+
+			e = (cudaError_t)XD.dev_ptr(&d, q, 0);
+			dp = (void *)(uintptr_t)d;
+		} else {
+			e = cudaHostGetDevicePointer(&dp, q, 0);
+		}
 		*h = x_rel(dp, q, A->p);
 		break;
 	}
@@ -1804,12 +1821,17 @@ static void x_op(int i)
 	case OP_RESET: e = cudaDeviceReset(); break;
 	case OP_LASTERR: e = o->a ? cudaPeekAtLastError() : cudaGetLastError(); break;
 	case OP_REG:
-		if (!A->gone && (e = cudaHostRegister(A->p, A->size, (unsigned)o->c)) == cudaSuccess &&
+		if (!A->gone &&
+		    (e = o->delay ? (cudaError_t)XD.reg(A->p, A->size, (unsigned)o->c)
+				  : cudaHostRegister(A->p, A->size, (unsigned)o->c)) == cudaSuccess &&
 		    A->mem == MEM_PAGEABLE && (o->c & cudaHostRegisterMapped))
 			e2 = cudaHostGetDevicePointer((void **)&A->dp, A->p, 0);
 		break;
 	case OP_UNREG:
-		if (!A->gone && (e = cudaHostUnregister(o->b ? A->p + 1 : A->p)) == cudaSuccess && A->mem == MEM_PAGEABLE)
+		if (!A->gone &&
+		    (e = o->delay ? (cudaError_t)XD.unreg(o->b ? A->p + 1 : A->p)
+				  : cudaHostUnregister(o->b ? A->p + 1 : A->p)) == cudaSuccess &&
+		    A->mem == MEM_PAGEABLE)
 			A->dp = NULL;
 		break;
 	case OP_QUERY:
