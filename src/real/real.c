@@ -343,19 +343,29 @@ void pc_real_note_drv(const char *name, int per_thread, void *fn)
     pthread_mutex_unlock(&pc_noted_lock);
 }
 
-/* A table name (cuMemHostRegister_v2, cuMemcpyHtoD_v2_ptds) against the
- * names asked (cuMemHostRegister, cuMemcpyHtoD noted per-thread): without
- * its _vN suffix, a _ptds or _ptsz one as the note's _pt. */
-static void *pc_real_noted(const char *name)
+/* The length of a table name's base, the name a resolver is asked
+ * (cuMemcpyHtoD of cuMemcpyHtoD_v2_ptds): without a _ptds or _ptsz suffix
+ * (*pt set) and a _vN one. */
+static size_t pc_drv_base_len(const char *name, int *pt)
 {
-    unsigned n = __atomic_load_n(&pc_nnoted, __ATOMIC_ACQUIRE);
     size_t len = strlen(name);
-    int pt = len > 5 && (!strcmp(name + len - 5, "_ptds") || !strcmp(name + len - 5, "_ptsz"));
 
-    if (pt)
+    *pt = len > 5 && (!strcmp(name + len - 5, "_ptds") || !strcmp(name + len - 5, "_ptsz"));
+    if (*pt)
         len -= 5;
     if (len > 3 && name[len - 3] == '_' && name[len - 2] == 'v' && name[len - 1] >= '2' && name[len - 1] <= '9')
         len -= 3;
+    return len;
+}
+
+/* A table name (cuMemHostRegister_v2, cuMemcpyHtoD_v2_ptds) against the
+ * names asked (cuMemHostRegister, cuMemcpyHtoD noted per-thread). */
+static void *pc_real_noted(const char *name)
+{
+    unsigned n = __atomic_load_n(&pc_nnoted, __ATOMIC_ACQUIRE);
+    int pt;
+    size_t len = pc_drv_base_len(name, &pt);
+
     for (unsigned i = 0; i < n; i++) {
         const char *k = pc_noted[i].name;
         size_t kl = strlen(k);
@@ -375,14 +385,10 @@ static void *pc_real_drv_by_name(const char *name)
 {
     enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
     char base[sizeof pc_noted[0].name];
-    size_t len = strlen(name);
-    int pt = len > 5 && (!strcmp(name + len - 5, "_ptds") || !strcmp(name + len - 5, "_ptsz"));
+    int pt;
+    size_t len = pc_drv_base_len(name, &pt);
     void *f = NULL;
 
-    if (pt)
-        len -= 5;
-    if (len > 3 && name[len - 3] == '_' && name[len - 2] == 'v' && name[len - 1] >= '2' && name[len - 1] <= '9')
-        len -= 3;
     if (len >= sizeof base)
         return NULL;
     memcpy(base, name, len);
