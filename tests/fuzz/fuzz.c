@@ -19,7 +19,9 @@
  *   fuzz [-v] --replay FILE                        run a saved program
  *   fuzz --shrink FILE --env 'K=V ...' [--tries N] minimize a diverging program
  *
- * -v prints one transcript line per operation (to locate a divergence).
+ * -v prints one transcript line per operation (to locate a divergence);
+ * -vv also each buffer's end bytes hashed by 64 KiB (which changes the
+ * transcript's hash: compare -vv runs with -vv runs only).
  * With --shrink the program is run with `--replay` plainly (LD_PRELOAD and
  * PINCACHE_* removed) and with the given assignments added, and the smallest
  * valid sub-program that still diverges is printed. */
@@ -1952,6 +1954,26 @@ static void workers_stop(void)
 
 /* The program's end: wait for every device, read every buffer; then free
  * everything (not in the transcript) for the next program. */
+/* -vv: buffer b's bytes hashed by 64 KiB, to name the range (and so the
+ * op) where two transcripts' end hashes differ. */
+static void x_chunks(const struct xbuf *B, int b)
+{
+	const size_t chunk = 64u << 10;
+	unsigned char *tmp = B->p;
+
+	if (B->mem == MEM_DEVICE && ((tmp = malloc(B->size)) == NULL || cudaMemcpy(tmp, B->p, B->size,
+										      cudaMemcpyDeviceToHost))) {
+		free(tmp);
+		return;
+	}
+	for (size_t o = 0; o < B->size; o += chunk)
+		tlog_add(0, "end buf%d [%zu,%zu) h=%016llx\n", b, o, o + chunk < B->size ? o + chunk : B->size,
+			 (unsigned long long)fnv(0xcbf29ce484222325ull, tmp + o,
+						 o + chunk < B->size ? chunk : B->size - o));
+	if (tmp != B->p)
+		free(tmp);
+}
+
 static void x_end(int upto)
 {
 	const struct prog *p = X.p;
@@ -1971,6 +1993,8 @@ static void x_end(int upto)
 			cudaSetDevice(X.m.buf[b].dev);
 		h = hash_buf(B, &e);
 		tlog_add(0, "end buf%d rc=%d h=%016llx\n", b, (int)e, (unsigned long long)h);
+		if (X.verbose > 1)
+			x_chunks(B, b);
 	}
 	flush_logs();
 	for (int b = 0; b < X.m.nbuf; b++) {
@@ -2204,7 +2228,7 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "vn:t:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'v': verbose = 1; break;
+		case 'v': verbose++; break;
 		case 'n': nops = atoi(optarg); break;
 		case 't': nthr = atoi(optarg); break;
 		case 'D': dump = 1; break;
