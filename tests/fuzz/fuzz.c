@@ -526,12 +526,17 @@ static int m_apply(struct model *m, const struct op *o, struct macc *why)
 		 * is ordered after that stream's own work only: H200, seed 4028, a
 		 * 4 KiB cudaMemcpyAsync on stream 0 got the bytes from before a
 		 * zero-copy kernel the thread queued just before on its per-thread
-		 * stream (3 runs of 4), though a legacy kernel waited for one. */
+		 * stream (3 runs of 4), though a legacy kernel waited for one.  On
+		 * a blocking created stream likewise for the legacy stream's work
+		 * (an H100 under load, seed 9381: a cudaMemcpyAsync from pinned
+		 * memory on a blocking stream read bytes a zero-copy kernel queued
+		 * just before on the legacy stream had or had not written yet, 3
+		 * runs of 8, docs/runs.md run 101): so on any stream. */
 		/* A batch's pageable source under srcAccessOrder Stream is read at
 		 * the call once the stream's earlier work is done (H200): ordered
 		 * after the stream's own work only, which is all the model
 		 * credits it with. */
-		if ((!sync && ms == MEM_PINNED && m->lane[lane].kind == LK_LEGACY) || (stream_order && ms == MEM_PAGEABLE)) {
+		if ((!sync && ms == MEM_PINNED) || (stream_order && ms == MEM_PAGEABLE)) {
 			v = m->lane[lane].vc;
 			v.c[lane] = m->lane[lane].seq + 1;
 		} else {
