@@ -394,12 +394,12 @@ cp=$(json "$j" cached_bytes_peak)
 rp=$(json "$j" requested_bytes_peak)
 ra=$(json "$j" real_alloc_bytes)
 rf=$(json "$j" real_free_bytes)
-hp=$(json "$j" held_bytes_peak)
+held_peak=$(json "$j" held_bytes_peak)
 held_exit=$(awk -v a="$ra" -v f="$rf" 'BEGIN { if (a != "") printf "%.0f\n", a - f }')
 sum_peak=$(awk -v a="$lp" -v b="$cp" 'BEGIN { if (a != "" && b != "") printf "%.0f\n", a + b }')
 echo "- peak live requested bytes (program): $(or_fail "$req"); pincache's requested_bytes_peak: ${rp:-n/a}"
 echo "- live_bytes_peak: ${lp:-n/a}, cached_bytes_peak: ${cp:-n/a}, trim_blocks: $(json "$j" trim_blocks)"
-echo "- peak pinned bytes held (held_bytes_peak) / peak request: $(ratio "$hp" "$req" 3) (target <= 1.15)"
+echo "- peak pinned bytes held (held_bytes_peak) / peak request: $(ratio "$held_peak" "$req" 3) (target <= 1.15)"
 echo "- (live_bytes_peak + cached_bytes_peak) / peak request: $(ratio "$sum_peak" "$req" 3) (a looser upper bound)"
 echo "- pinned held at exit (real_alloc_bytes - real_free_bytes) / peak request: $(ratio "$held_exit" "$req" 3) (the peak held itself when trim_blocks is 0)"
 echo "- real_alloc_calls: $(json "$j" real_alloc_calls), allocs: $(field varsize.shim allocs), time: $(field varsize.shim seconds) s"
