@@ -89,13 +89,14 @@ static int pc_caching(void)
 static int pc_alloc_real_pending(const struct pc_flavour *fl, void **p, size_t size, unsigned int flags,
                                  int alloc_host)
 {
-    CUresult r = pc_fast_quiet_alloc(p, size, alloc_host ? 0 : flags);
+    unsigned int drv_flags = alloc_host ? 0 : flags;   /* cuMemAllocHost's */
+    CUresult r = pc_fast_quiet_alloc(p, size, drv_flags);
 
     if (r == CUDA_SUCCESS)
         return 0;
     if (r == CUDA_ERROR_OUT_OF_MEMORY && pc_cache_make_room()) {
         PC_STAT_INC(capture_oom_retries);
-        if (pc_fast_quiet_alloc(p, size, alloc_host ? 0 : flags) == CUDA_SUCCESS)
+        if (pc_fast_quiet_alloc(p, size, drv_flags) == CUDA_SUCCESS)
             return 0;
     }
     return fl->alloc(p, size, flags, alloc_host);

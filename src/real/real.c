@@ -343,6 +343,19 @@ void pc_real_note_drv(const char *name, int per_thread, void *fn)
     pthread_mutex_unlock(&pc_noted_lock);
 }
 
+/* The runtime's answer for the driver's sym (version ver, flags: which
+ * default stream), or NULL. */
+static void *pc_real_entry(const char *sym, unsigned int ver, unsigned long long flags)
+{
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+    void *f = NULL;
+
+    if (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, sym, &f, ver, flags, &st) != cudaSuccess ||
+        st != cudaDriverEntryPointSuccess)
+        return NULL;
+    return f;
+}
+
 /* The length of a table name's base, the name a resolver is asked
  * (cuMemcpyHtoD of cuMemcpyHtoD_v2_ptds): without a _ptds or _ptsz suffix
  * (*pt set) and a _vN one. */
@@ -383,21 +396,15 @@ static void *pc_real_noted(const char *name)
  * _ptds or _ptsz name. */
 static void *pc_real_drv_by_name(const char *name)
 {
-    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
     char base[sizeof pc_noted[0].name];
     int pt;
     size_t len = pc_drv_base_len(name, &pt);
-    void *f = NULL;
 
     if (len >= sizeof base)
         return NULL;
     memcpy(base, name, len);
     base[len] = 0;
-    if (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, base, &f, CUDART_VERSION,
-                     pt ? cudaEnablePerThreadDefaultStream : cudaEnableLegacyStream, &st) != cudaSuccess ||
-        st != cudaDriverEntryPointSuccess)
-        return NULL;
-    return f;
+    return pc_real_entry(base, CUDART_VERSION, pt ? cudaEnablePerThreadDefaultStream : cudaEnableLegacyStream);
 }
 
 void *pc_real_resolve(int major, int idx)
@@ -436,15 +443,7 @@ void *pc_real_resolve(int major, int idx)
 
 void *pc_real_drv_entry(void *from_libcuda, const char *sym, unsigned int ver)
 {
-    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
-    void *f = NULL;
-
-    if (from_libcuda)
-        return from_libcuda;
-    if (PC_CALL_REAL(cudaGetDriverEntryPointByVersion, sym, &f, ver, cudaEnableDefault, &st) != cudaSuccess ||
-        st != cudaDriverEntryPointSuccess)
-        return NULL;
-    return f;
+    return from_libcuda ? from_libcuda : pc_real_entry(sym, ver, cudaEnableDefault);
 }
 
 const char *pc_real_source(void)

@@ -752,6 +752,7 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **
 {
 	enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
 	cudaError_t e = sim_enter_host();   /* a lookup: assumed to need no context */
+	int pt;
 
 	if (e)
 		return sim_ret(e);
@@ -759,9 +760,8 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **
 	    (flags & ~(unsigned long long)(cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream)))
 		return sim_ret(cudaErrorInvalidValue);
 	*funcPtr = NULL;
+	pt = (flags & cudaEnablePerThreadDefaultStream) != 0;
 	for (size_t i = 0; i < sizeof sim_drv_tab / sizeof sim_drv_tab[0]; i++) {
-		int pt = (flags & cudaEnablePerThreadDefaultStream) != 0;
-
 		if (strcmp(sim_drv_tab[i].name, symbol) != 0 || (sim_drv_tab[i].pt == 1 && !pt) ||
 		    (sim_drv_tab[i].pt == -1 && pt))
 			continue;

@@ -764,12 +764,18 @@ static int m_query_known(const struct model *m, const struct op *o)
 
 static uint64_t rng_s;
 
-static uint64_t rnd(void)
+/* splitmix64's next value of the stream *s. */
+static uint64_t mix_next(uint64_t *s)
 {
-	uint64_t z = (rng_s += 0x9e3779b97f4a7c15ull);
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+static uint64_t rnd(void)
+{
+	return mix_next(&rng_s);
 }
 
 /* With one device, a reset where one may go is emitted 1 time in
@@ -789,10 +795,7 @@ static uint64_t drv_s;
 
 static int g_drv_form(void)
 {
-	uint64_t z = (drv_s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return ((z ^ (z >> 31)) & 3) == 0;
+	return (mix_next(&drv_s) & 3) == 0;
 }
 
 struct gen {
@@ -1555,20 +1558,34 @@ static int x_drv_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind 
 	return async ? XD.dtod_async[pt](d, sr, n, st) : XD.dtod[pt](d, sr, n);
 }
 
-static uint64_t hash_buf(const struct xbuf *B, cudaError_t *e)
+/* B's bytes where the host can read them: B->p, or for device memory a
+ * copy the caller frees (x_bytes_done); *e the copy's code. */
+static unsigned char *x_bytes(const struct xbuf *B, cudaError_t *e)
 {
 	unsigned char *tmp;
-	uint64_t h;
 
 	*e = cudaSuccess;
 	if (B->mem != MEM_DEVICE)
-		return fnv(0xcbf29ce484222325ull, B->p, B->size);
+		return B->p;
 	tmp = malloc(B->size);
 	if (!tmp)
 		abort();
 	*e = cudaMemcpy(tmp, B->p, B->size, cudaMemcpyDeviceToHost);
-	h = fnv(0xcbf29ce484222325ull, tmp, B->size);
-	free(tmp);
+	return tmp;
+}
+
+static void x_bytes_done(const struct xbuf *B, unsigned char *bytes)
+{
+	if (bytes != B->p)
+		free(bytes);
+}
+
+static uint64_t hash_buf(const struct xbuf *B, cudaError_t *e)
+{
+	unsigned char *bytes = x_bytes(B, e);
+	uint64_t h = fnv(0xcbf29ce484222325ull, bytes, B->size);
+
+	x_bytes_done(B, bytes);
 	return h;
 }
 
@@ -1957,28 +1974,25 @@ static void workers_stop(void)
 		pthread_join(workers[t], NULL);
 }
 
-/* The program's end: wait for every device, read every buffer; then free
- * everything (not in the transcript) for the next program. */
 /* -vv: buffer b's bytes hashed by 64 KiB, to name the range (and so the
  * op) where two transcripts' end hashes differ. */
 static void x_chunks(const struct xbuf *B, int b)
 {
 	const size_t chunk = 64u << 10;
-	unsigned char *tmp = B->p;
+	cudaError_t e;
+	unsigned char *bytes = x_bytes(B, &e);
 
-	if (B->mem == MEM_DEVICE && ((tmp = malloc(B->size)) == NULL || cudaMemcpy(tmp, B->p, B->size,
-										      cudaMemcpyDeviceToHost))) {
-		free(tmp);
-		return;
+	for (size_t o = 0; !e && o < B->size; o += chunk) {
+		size_t n = o + chunk < B->size ? chunk : B->size - o;
+
+		tlog_add(0, "end buf%d [%zu,%zu) h=%016llx\n", b, o, o + n,
+			 (unsigned long long)fnv(0xcbf29ce484222325ull, bytes + o, n));
 	}
-	for (size_t o = 0; o < B->size; o += chunk)
-		tlog_add(0, "end buf%d [%zu,%zu) h=%016llx\n", b, o, o + chunk < B->size ? o + chunk : B->size,
-			 (unsigned long long)fnv(0xcbf29ce484222325ull, tmp + o,
-						 o + chunk < B->size ? chunk : B->size - o));
-	if (tmp != B->p)
-		free(tmp);
+	x_bytes_done(B, bytes);
 }
 
+/* The program's end: wait for every device, read every buffer; then free
+ * everything (not in the transcript) for the next program. */
 static void x_end(int upto)
 {
 	const struct prog *p = X.p;
