@@ -1,7 +1,8 @@
-/* fence.c - event fences (see fence.h for the design): the events, the
- * coverage of every device and stream, records, polls and waits.  What the
- * fences know of streams, devices and captures is kept by fence_streams.c
- * (fence_int.h: the shared state).  CUDA-free: every question to the
+/* fence.c - event fences (see fence.h for the design): the coverage of
+ * every device and stream, records, polls and waits.  The shared state
+ * and the events are fence_ev.c's, with a free's lock-free record; what
+ * the fences know of streams, devices and captures is kept by
+ * fence_streams.c (fence_int.h).  CUDA-free: every question to the
  * device goes through the ops table of fence_ops.h (fence_cuda.c; a fake in
  * tests/unit/test_fence.c). */
 #include "config.h"
@@ -13,25 +14,12 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-int pc_fence_broken;
 uint64_t pc_fence_blind_mask;
 int pc_fence_blind_any;
-
-/* tests/unit/test_fence.c links the fences without fence_cuda.c and sets
- * its own ops before anything else. */
-#pragma weak pc_fence_cuda_ops
-struct pc_fence_state pc_fence_st = { .lock = PTHREAD_MUTEX_INITIALIZER, .ops = &pc_fence_cuda_ops };
 
 void pc_fence_set_ops(const struct pc_fence_ops *ops)
 {
     F.ops = ops;
-}
-
-static void pc_mark_broken(int err, const char *what)
-{
-    static int once;
-    pc_fence_broken = 1;
-    pc_log_once(&once, PC_LOG_WARN, "%s failed with CUDA error %d; caching disabled", what, err);
 }
 
 /* The context's health (fence_cuda.c says how it is asked).  A cached
@@ -45,84 +33,14 @@ int pc_fence_context_ok(void)
     return O->context_ok();
 }
 
-/* --- events (F.lock held) --- */
-
-struct pc_ev *pc_ev_get(int dev)
+void pc_fence_contexts_changed(void)
 {
-    struct pc_ev *e = F.evpool[dev];
-    int err;
-
-    if (e) {
-        F.evpool[dev] = e->next;
-    } else {
-        /* Not in a broken context: the runtime's refusal would set the
-         * last error, and caching would end for good. */
-        if (!O->context_ok())
-            return NULL;
-        e = calloc(1, sizeof *e);
-        if (!e)
-            return NULL;
-        err = O->event_create(&e->ev);
-        if (err != 0) {
-            pc_mark_broken(err, "cudaEventCreateWithFlags");
-            free(e);
-            return NULL;
-        }
-        e->dev = dev;
-    }
-    e->refs = 1;
-    e->next = NULL;
-    return e;
+    __atomic_add_fetch(&pc_ctx_gen, 1, __ATOMIC_RELEASE);
 }
 
-void pc_ev_put(struct pc_ev *e)
+int pc_fence_current_device(int *dev)
 {
-    if (--e->refs > 0)
-        return;
-    e->next = F.evpool[e->dev];
-    F.evpool[e->dev] = e;
-}
-
-/* 1 complete, 0 pending.  A capture's refusal says nothing of the event:
- * pending.  Any other error means the context is gone: nothing more will
- * run on the device, so the event counts as complete. */
-static int pc_ev_done(struct pc_ev *e)
-{
-    int err = 0;
-
-    switch (O->event_query(e->ev, &err)) {
-    case PC_FQ_PENDING:
-    case PC_FQ_REFUSED:
-        return 0;
-    case PC_FQ_ERROR:
-        pc_mark_broken(err, "cudaEventQuery");
-        return 1;
-    default:
-        return 1;
-    }
-}
-
-static int pc_fence_add(struct pc_fence *f, struct pc_ev *e)
-{
-    if (f->n == f->cap) {
-        int cap = f->cap ? f->cap * 2 : 8;
-        struct pc_ev **v = realloc(f->ev, (size_t)cap * sizeof *v);
-        if (!v)
-            return -1;
-        f->ev = v;
-        f->cap = cap;
-    }
-    f->ev[f->n++] = e;
-    return 0;
-}
-
-static void pc_fence_release(struct pc_fence *f)
-{
-    for (int i = 0; i < f->n; i++)
-        pc_ev_put(f->ev[i]);
-    f->n = 0;
-    f->next = F.spare;
-    F.spare = f;
+    return pc_device_of(O->ctx_wide() ? O->ctx_current() : NULL, dev);
 }
 
 /* e was just recorded: keep it in f (*busy), or, when check and already
@@ -168,48 +86,6 @@ static int pc_cover_stream(struct pc_fence *f, void *s, int dev, int legacy, int
         return -1;
     }
     return pc_fence_keep(f, e, legacy, busy);
-}
-
-/* The current device, where ctx is the current context (NULL: none, or
- * not asked): the runtime's cudaGetDevice, learned once per context and
- * thread.  A context belongs to one device for its life, and every reset,
- * release or destroy pincache sees (pc_fence_contexts_changed) forgets what
- * was learned; so a hit pair asks the cuCtxGetCurrent its fence needs
- * anyway, not also cudaGetDevice (27-66 ns on the H200's host, callcost
- * runs 7-63). */
-static uint64_t pc_ctx_gen = 1;        /* atomic */
-static __thread struct {
-    void *ctx;
-    uint64_t gen;
-    int dev;
-} pc_tls_ctxdev __attribute__((tls_model("initial-exec")));
-
-void pc_fence_contexts_changed(void)
-{
-    __atomic_add_fetch(&pc_ctx_gen, 1, __ATOMIC_RELEASE);
-}
-
-static int pc_device_of(void *ctx, int *dev)
-{
-    uint64_t gen = __atomic_load_n(&pc_ctx_gen, __ATOMIC_ACQUIRE);
-
-    if (ctx && pc_tls_ctxdev.ctx == ctx && pc_tls_ctxdev.gen == gen) {
-        *dev = pc_tls_ctxdev.dev;
-        return 0;
-    }
-    if (O->get_device(dev) != 0)
-        return -1;
-    if (ctx) {
-        pc_tls_ctxdev.ctx = ctx;
-        pc_tls_ctxdev.gen = gen;
-        pc_tls_ctxdev.dev = *dev;
-    }
-    return 0;
-}
-
-int pc_fence_current_device(int *dev)
-{
-    return pc_device_of(O->ctx_wide() ? O->ctx_current() : NULL, dev);
 }
 
 /* Cover device dev's current context in f with one context-wide event,
@@ -323,28 +199,22 @@ static int pc_cover_all(struct pc_fence *f, int *busy)
         z->refs++;
         zp = &z->next;
     }
+    pc_zombies_noted();
     return rc;
 }
 
-static struct pc_fence *pc_fence_new(void)
-{
-    struct pc_fence *f = F.spare;
-    if (f) {
-        F.spare = f->next;
-        f->next = NULL;
-        return f;
-    }
-    return calloc(1, sizeof *f);
-}
 
 int pc_fence_record(uint64_t *seq, int *busy)
 {
     struct pc_fence *f;
+    int fast;
 
     *seq = 0;
     *busy = 0;
     if (pc_fence_broken)
         return -1;
+    if ((fast = pc_fence_record_fast(seq, busy)) != 0)
+        return fast > 0 ? 0 : -1;
     pthread_mutex_lock(&F.lock);
     if (F.capture > 0 || (f = pc_fence_new()) == NULL)
         goto fail;

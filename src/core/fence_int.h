@@ -1,7 +1,8 @@
 /* fence_int.h - the fences' shared state, private to the fence module:
- * fence.c (the algorithm: events, records, polls, waits, coverage) and
- * fence_streams.c (what it must know of streams, devices and captures,
- * and forgetting them).  Nothing else includes it. */
+ * fence_ev.c (the state, the events, a free's lock-free record), fence.c
+ * (the algorithm: records, polls, waits, coverage) and fence_streams.c
+ * (what it must know of streams, devices and captures, and forgetting
+ * them).  Nothing else includes it. */
 #ifndef PC_FENCE_INT_H
 #define PC_FENCE_INT_H
 #include <pthread.h>
@@ -15,6 +16,7 @@ struct pc_ev {                 /* a pooled event; refs = fences (or zombie list)
     void *ev;
     int dev;
     int refs;
+    uint64_t epoch;            /* a thread's own event: its device's epoch when taken (fence_ev.c) */
     struct pc_ev *next;        /* free list / zombie list */
 };
 
@@ -43,6 +45,7 @@ struct pc_fence_state {
     struct pc_fence *head, *tail, *spare;
     struct pc_ev *evpool[PC_MAX_DEV];
     struct pc_ev *zombies;
+    int zombies_any;           /* atomic: zombies != NULL, stored under F.lock (pc_zombies_noted) */
     struct pc_stream *streams;
     int capture;               /* stream captures under way */
     struct pc_fence_state *abandoned_next;
@@ -65,6 +68,37 @@ extern int pc_fence_blind_any;
  * its release.  F.lock held. */
 struct pc_ev *pc_ev_get(int dev);
 void pc_ev_put(struct pc_ev *e);
+/* 1 complete (or the context gone), 0 pending. */
+int pc_ev_done(struct pc_ev *e);
+/* A fence from the spare list or new (NULL: no memory); an event added to
+ * it (0, or -1: no memory); a fence's events put back and the fence spared.
+ * F.lock held. */
+struct pc_fence *pc_fence_new(void);
+int pc_fence_add(struct pc_fence *f, struct pc_ev *e);
+void pc_fence_release(struct pc_fence *f);
+/* The current device, ctx being the current context; what is learned is
+ * kept until pc_ctx_gen moves (pc_fence_contexts_changed, atomic). */
+int pc_device_of(void *ctx, int *dev);
+extern uint64_t pc_ctx_gen;
+/* fence.h's, defined with the shared state (fence_ev.c). */
+extern int pc_fence_broken;
+
+/* After any change of F.zombies (F.lock held): what the lock-free path of
+ * a free reads (fence_ev.c). */
+static inline void pc_zombies_noted(void)
+{
+    __atomic_store_n(&F.zombies_any, F.zombies != NULL, __ATOMIC_RELEASE);
+}
+
+/* fence_ev.c: a free's fence without F.lock where it can be had: 1 done
+ * (*seq, *busy set as pc_fence_record sets them), -1 no fence (a broken
+ * context), 0 not handled (the general path fences from the start; *seq
+ * and *busy untouched).  Each
+ * device's epoch moves (pc_ev_epoch_bump, F.lock held) whenever pincache
+ * forgets the device's context, and a thread's event of an older epoch is
+ * never used again. */
+int pc_fence_record_fast(uint64_t *seq, int *busy);
+void pc_ev_epoch_bump(int dev);
 
 /* Device dev is among the used ones, which every fence covers.  Every free
  * asks: a plain load first, the locked or only for a new device. */

@@ -46,7 +46,7 @@ void pc_fence_blind(int dev)
  * (measured); a non-blocking one may be reading a block that is freed
  * later: blind.  Its device is the stream's own where the runtime can say,
  * else the current one (the back-end's stream_probe). */
-static __thread void *pc_tls_known;
+static __thread void *pc_tls_known __attribute__((tls_model("initial-exec")));
 
 void pc_fence_stream_seen(void *s)
 {
@@ -78,6 +78,7 @@ static int pc_zombie_record(int dev, void *s)
     if (e && O->event_record(e->ev, s) == 0) {
         e->next = F.zombies;
         F.zombies = e;
+        pc_zombies_noted();
     } else if (e) {
         pc_ev_put(e);
     }
@@ -145,11 +146,14 @@ void pc_fence_forget_all(void)
     pthread_mutex_init(&F.lock, NULL);
     F.head = F.tail = F.spare = NULL;
     F.zombies = NULL;
+    pc_zombies_noted();
     F.streams = NULL;
     F.capture = 0;
     F.next_seq = 0;
-    for (int d = 0; d < PC_MAX_DEV; d++)
+    for (int d = 0; d < PC_MAX_DEV; d++) {
         F.evpool[d] = NULL;
+        pc_ev_epoch_bump(d);   /* the threads' own events are the parent's */
+    }
     __atomic_store_n(&F.done_upto, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&F.devmask, 0, __ATOMIC_RELAXED);
     pc_fence_contexts_changed();
@@ -190,6 +194,8 @@ void pc_fence_forget_device(int dev)
             zp = &e->next;
         }
     }
+    pc_zombies_noted();
+    pc_ev_epoch_bump(dev);     /* the threads' own events die with the context */
     while ((e = F.evpool[dev]) != NULL) {
         F.evpool[dev] = e->next;
         free(e);

@@ -358,7 +358,7 @@ enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)
         st = PC_BLOCK_IDLE;
     } else if (b) {
         st = PC_BLOCK_LIVE;
-        __atomic_add_fetch(&p->unlived, 1, __ATOMIC_RELEASE);
+        pc_unlived_bump(p);
         b->fence = fence;
         p->req_live -= b->req;
         b->req = 0;
@@ -380,7 +380,7 @@ int pc_pool_forget(struct pc_pool *p, void *ptr)
         return -1;
     }
     pc_registry_del(&p->reg, b);
-    __atomic_add_fetch(&p->unlived, 1, __ATOMIC_RELEASE);
+    pc_unlived_bump(p);
     p->held -= b->size;
     p->req_live -= b->req;
     pc_publish(p);
@@ -493,7 +493,7 @@ void pc_pool_drop_home(struct pc_pool *p, unsigned home)
         p->dropped = b;
     }
     /* An empty pool (observe mode) leaves the shadow's gauges alone (the count is never 0). */
-    if (dropped && __atomic_add_fetch(&p->unlived, 1, __ATOMIC_RELEASE))
+    if (dropped && pc_unlived_bump(p))
         pc_publish(p);
     pthread_mutex_unlock(&p->lock);
 }

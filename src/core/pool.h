@@ -80,6 +80,17 @@ struct pc_pool {
     struct pc_alloc_cost cost;       /* of a real allocation (core/sizeclass.h) */
 };
 
+/* A live block stopped being live (lock held): every move of unlived is
+ * made under the lock, so a store does where an atomic add would cost
+ * each free one locked instruction more.  Returns the new count. */
+static inline uint64_t pc_unlived_bump(struct pc_pool *p)
+{
+    uint64_t n = p->unlived + 1;
+
+    __atomic_store_n(&p->unlived, n, __ATOMIC_RELEASE);
+    return n;
+}
+
 /* headroom_pct: when a new real block is needed and the cache would then
  * hold more than the peak requested bytes plus headroom_pct% of them (at
  * least 32 MiB more), idle blocks are released first, least recently freed

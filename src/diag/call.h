@@ -34,6 +34,8 @@ struct pc_call {
     int untimed;           /* 1: no clock read at entry (a hit by sample, diag.h) */
     unsigned hit_seq[3];   /* this thread's cache calls per kind, for the sample */
     uint64_t hit_ns[3];    /* the last timed hit's duration, per cache call kind (0: none yet) */
+    unsigned hit_bucket[3]; /* ... and its histogram bucket (util/hist.h) */
+    int cupti_asked;       /* CUPTI left IDLE after a call of this thread's: a hit need not ask */
 };
 
 #endif

@@ -52,14 +52,52 @@ static int pc_shadowed(int api)
     }
 }
 
+static void pc_call_end_full(struct pc_call *c, int ok) __attribute__((noinline));
+
+void pc_call_end_other(int ok)
+{
+    pc_call_end_full(&pc_tls_call, ok);
+}
+
+/* A hit by sample that stayed a plain hit (the hit pair's two calls, most
+ * of a cache's calls): the general path's counts for that case, read off
+ * the thread's last timed hit, into the thread's own block; nothing else
+ * applies (no copy, no wait, a cache call in cache mode, which is never
+ * shadowed, and CUPTI off: only the thread's first call may start it, to
+ * be refused).  Kept small, so that the rest, pc_call_end_full, is a tail
+ * call that costs this path nothing. */
 void pc_call_end(int ok)
 {
     struct pc_call *c = &pc_tls_call;
+    struct pc_stats *s = pc_tls_stats;
+    struct pc_api_stat *a;
+    int mine = 1, kind;
+
+    if (!c->untimed || !ok || c->notes != PC_NOTE_HIT || c->copy >= 0 || !s || !c->cupti_asked ||
+        (unsigned)c->api >= PC_API_COUNT || (kind = pc_cache_api(c->api)) < 0) {
+        pc_call_end_full(c, ok);
+        return;
+    }
+    a = &s->api[c->api];
+    if (c->bytes)
+        PC_ADD(a->bytes, c->bytes);
+    PC_ADD(a->ns, c->hit_ns[kind]);
+    PC_ADD(a->hist[c->hit_bucket[kind]], 1);
+    PC_ADD(a->sampled, 1);
+    PC_ADD(a->hits, 1);
+    PC_ADD(a->runtime_skipped, 1);
+    c->untimed = 0;
+    c->api = -1;
+}
+
+static void pc_call_end_full(struct pc_call *c, int ok)
+{
     struct pc_api_stat *a;
     struct pc_stats *s;
     uint64_t t1 = 0, dt;
-    int mine, kind = pc_cache_api(c->api), sampled = c->untimed;
+    int mine, kind, sampled = c->untimed;
 
+    kind = pc_cache_api(c->api);
     if (c->api < 0 || c->api >= PC_API_COUNT)
         return;
     if (sampled) {
@@ -112,14 +150,18 @@ void pc_call_end(int ok)
             PC_ADD(k->timed_ns, dt);
         }
     }
-    if (kind >= 0 && !sampled && !(c->notes & (PC_NOTE_REAL | PC_NOTE_MISS | PC_NOTE_SLOW)))
+    if (kind >= 0 && !sampled && !(c->notes & (PC_NOTE_REAL | PC_NOTE_MISS | PC_NOTE_SLOW))) {
         c->hit_ns[kind] = dt ? dt : 1;
+        c->hit_bucket[kind] = pc_hist_bucket(c->hit_ns[kind]);
+    }
     if (c->tick_mult || sampled) {
         pc_cupti_call_end(c->api, c->notes, 0, 0, ok);   /* off: only its start-up's refusal */
     } else {
         pc_cupti_call_end(c->api, c->notes, c->t0, t1, ok);
         pc_trace_add(c, t1, ok);
     }
+    if (!c->cupti_asked)
+        c->cupti_asked = pc_cupti_state() != PC_CUPTI_IDLE;
     c->untimed = 0;
     c->api = -1;
 }

@@ -80,8 +80,19 @@ static inline void pc_call_slow(void)
     }
 }
 
-/* Close the record: ok says whether the call succeeded. */
+/* Close the record: ok says whether the call succeeded.  pc_call_end
+ * looks for a cache hit by sample first (diag.c); pc_call_end_other is
+ * for the other APIs, which need not look; pc_call_close picks, for an api
+ * known where it is compiled. */
 void pc_call_end(int ok);
+void pc_call_end_other(int ok);
+static inline void pc_call_close(int api, int ok)
+{
+    if (pc_cache_api(api) >= 0)
+        pc_call_end(ok);
+    else
+        pc_call_end_other(ok);
+}
 
 static inline void pc_call_note(unsigned notes)
 {

@@ -62,7 +62,7 @@ static inline void pc_leave(void)
             return call_real(name, __VA_ARGS__);                             \
         pc_call_begin(api, bytes, ptr);                                      \
         __auto_type pc_r_ = (core_call);                                     \
-        pc_call_end(pc_r_ == 0);                                             \
+        pc_call_close(api, pc_r_ == 0);                                      \
         pc_leave();                                                          \
         PC_KEEP_ERRNO(pc_r_, pc_errno_);                                     \
         return pc_r_;                                                        \

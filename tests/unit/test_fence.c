@@ -1,8 +1,8 @@
-/* Unit tests of the fences (src/core/fence.c, fence_streams.c) against a
- * fake device: what a fence covers (context-wide, stream by stream, other
- * devices, destroyed streams), when it is complete, and what it does in a
- * broken context, during a capture, on a refused or failed query, and
- * after a device reset.  No CUDA: fence_ops.h's table is faked here, as
+/* Unit tests of the fences (src/core/fence.c, fence_ev.c,
+ * fence_streams.c) against a fake device: what a fence covers
+ * (context-wide, stream by stream, other devices, destroyed streams), when
+ * it is complete, and what it does in a broken context, during a capture,
+ * on a refused or failed query, and after a device reset.  No CUDA: fence_ops.h's table is faked here, as
  * test_pool.c fakes the pool's.
  *
  * The fake: every device numbers the work submitted to it (submitted) and
@@ -11,6 +11,7 @@
  * context-wide record covers all the device's work.  An event is complete
  * once its device's completed count reaches the number it recorded. */
 #include "config.h"
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/fence.h"
@@ -37,6 +38,7 @@ static struct {
     /* calls made */
     int context_ok_calls, event_records, ctx_records, event_creates, set_devices, get_devices;
     uintptr_t ctx_of[NDEV];                 /* a device's context handle, if not 0x10 + dev */
+    void *last_ctx_ev;                      /* the event of the last context-wide record */
 } fk;
 
 /* A fresh fence state (forgetting each device also ends its blindness). */
@@ -97,6 +99,7 @@ static int f_ctx_record(void *ctx, void *ev)
     int d = (int)((uintptr_t)ctx - 0x10);
 
     fk.ctx_records++;
+    fk.last_ctx_ev = ev;
     if (fk.broken[d])
         return fk.broken[d];
     if (fk.ctx_refuse)
@@ -445,6 +448,55 @@ static void test_wait(void)
     ok(pc_fence_wait(seq, 1000000), "... and returns at once when it has ended");
 }
 
+static void *one_free(void *arg)
+{
+    uint64_t seq;
+    int busy;
+
+    *(int *)arg = record(&seq, &busy);
+    return NULL;
+}
+
+/* The lock-free path of a free (fence_fast.c): the thread's own event,
+ * reused while idle, never used again once its context is forgotten, made
+ * a fence while pending, and given back when the thread exits. */
+static void test_own_event(void)
+{
+    uint64_t seq;
+    int busy, rc = -1;
+    void *first, *pending;
+    pthread_t t;
+
+    fake_reset(1);
+    record(&seq, &busy);
+    first = fk.last_ctx_ev;
+    for (int i = 0; i < 5; i++)
+        record(&seq, &busy);
+    ok(fk.event_creates == 1 && fk.last_ctx_ev == first && seq == 0,
+       "own event: an idle free records the thread's one event again (%d made)", fk.event_creates);
+    pc_fence_forget_device(0);
+    record(&seq, &busy);
+    ok(fk.last_ctx_ev != first && fk.event_creates == 2,
+       "own event: after its device is forgotten (a reset) the old event is never recorded again");
+    submit(-1);
+    is_int(record(&seq, &busy), 0, "own event: a free with work in flight is fenced");
+    ok(busy && seq > 0, "... with a fence to wait for (busy %d, seq %llu)", busy, (unsigned long long)seq);
+    pending = fk.last_ctx_ev;
+    ok(!pc_fence_poll(seq), "... not complete while the work runs");
+    record(&seq, &busy);
+    ok(fk.last_ctx_ev != pending, "... and the next free records another event, not the pending one");
+    complete_all(0);
+    ok(pc_fence_poll(seq), "... complete once the work is");
+
+    fake_reset(1);
+    pthread_create(&t, NULL, one_free, &rc);
+    pthread_join(t, NULL);
+    is_int(rc, 0, "own event: a thread's free fenced");
+    pthread_create(&t, NULL, one_free, &rc);
+    pthread_join(t, NULL);
+    is_int(fk.event_creates, 1, "own event: a thread's exit gives its event back for the next thread");
+}
+
 int main(void)
 {
     pc_fence_set_ops(&fake_ops);
@@ -460,5 +512,6 @@ int main(void)
     test_forget_device();
     test_current_device();
     test_wait();
+    test_own_event();
     return done_testing();
 }
