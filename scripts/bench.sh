@@ -9,7 +9,9 @@
 # $PINCACHE_BENCH_LOGDIR (default: a temporary folder, printed at the end).
 # PINCACHE_BENCH_SIZES: sizes in MB (default "1 8 64").
 # PINCACHE_BENCH_BASE: another libpincache.so (an earlier commit's) whose hit
-# path runs interleaved with this one's (rows base and base2), side by side.
+# path runs interleaved with this one's (rows base and base2), side by side,
+# and in PINCACHE_BENCH_AB_ROUNDS (31) alternating rounds on CPU
+# PINCACHE_BENCH_CPU (1).
 set -u
 unset LD_PRELOAD # plain runs must be plain
 
@@ -193,8 +195,13 @@ done
 # runs (this one first in odd rounds, the base first in even ones).  The
 # machine's speed for CUDA calls moved by 2x between two runs minutes apart
 # (run 29's callcost, twice), so rows measured a minute apart compare the
-# machine; the median of the rounds' ratios compares the libraries.
-ab_rounds=11
+# machine; the median of the rounds' ratios compares the libraries.  Some
+# H100 hosts ran each process at one of two speeds, 2x apart (runs 106-109):
+# 31 rounds, each process on one CPU (PINCACHE_BENCH_CPU, default 1, where
+# taskset is at hand), and the ratios' quartiles beside their median.
+ab_rounds=${PINCACHE_BENCH_AB_ROUNDS:-31}
+ab_pin=()
+command -v taskset >/dev/null 2>&1 && ab_pin=(taskset -c "${PINCACHE_BENCH_CPU:-1}")
 if [ -n "$base" ]; then
     for r in $(seq 1 "$ab_rounds"); do
         order="cur base"
@@ -202,7 +209,7 @@ if [ -n "$base" ]; then
         for w in $order; do
             shim "hitpath.ab.$r.$w"
             [ "$w" = base ] && senv[0]=LD_PRELOAD=$base
-            run "hitpath.ab.$r.$w" "${senv[@]}" PINCACHE_FENCE=context "$outdir/hitpath" \
+            run "hitpath.ab.$r.$w" "${senv[@]}" PINCACHE_FENCE=context "${ab_pin[@]}" "$outdir/hitpath" \
                 --pairs 20000 --batch 100 --warmup 1000 --streams 4
         done
     done
@@ -331,10 +338,13 @@ if [ -n "$base" ]; then
         [ -n "$c" ] && [ -n "$b" ] || continue
         abc="$abc $c" abb="$abb $b" abr="$abr $(ratio "$c" "$b" 3)"
     done
-    med_of() { echo "$@" | tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
-    echo "Side by side with the base library ($ab_rounds alternating rounds of 20,000 pairs, 4 streams," \
-         "context fences): this library $(or_fail "$(med_of $abc)") ns, the base $(or_fail "$(med_of $abb)") ns" \
-         "(medians of the rounds); this/base per round:$abr; **median ratio $(or_fail "$(med_of $abr)")**."
+    # pct_of P V...: the value at fraction P of the sorted Vs (0.5: the median)
+    pct_of() { _p=$1; shift; echo "$@" | tr ' ' '\n' | grep . | sort -g | awk -v p="$_p" '{ v[NR] = $1 } END { if (NR) print v[int(p * (NR - 1) + 1.5)] }'; }
+    med_of() { pct_of 0.5 "$@"; }
+    echo "Side by side with the base library ($(echo "$abr" | wc -w) alternating rounds of 20,000 pairs, 4 streams," \
+         "context fences${ab_pin[*]:+, ${ab_pin[*]}}): this library $(or_fail "$(med_of "$abc")") ns, the base $(or_fail "$(med_of "$abb")") ns" \
+         "(medians of the rounds); this/base per round:$abr; **median ratio $(or_fail "$(med_of "$abr")")**" \
+         "(quartiles $(or_fail "$(pct_of 0.25 "$abr")"), $(or_fail "$(pct_of 0.75 "$abr")"))."
     echo
 fi
 cc() { sed -n "s/^RESULT callcost op=$1 ns=\([^ ]*\).*/\1/p" "$logdir/callcost.out" 2>/dev/null | head -n 1; }
