@@ -232,7 +232,7 @@ static struct pc_ev *pc_ev_mine(int dev)
         pc_ev_return(e);
     e = pc_ev_get(dev);
     if (e)
-        e->epoch = pc_ev_epoch[dev];
+        e->epoch = __atomic_load_n(&pc_ev_epoch[dev], __ATOMIC_RELAXED);
     pc_ev_adopt(e);
     pthread_mutex_unlock(&F.lock);
     return e;
@@ -286,7 +286,7 @@ int pc_fence_record_fast(uint64_t *seq, int *busy)
     r = pc_fence_enqueue_one(e, seq);
     if (r == 0) {
         if ((next = pc_ev_get(cur)) != NULL)
-            next->epoch = pc_ev_epoch[cur];
+            next->epoch = __atomic_load_n(&pc_ev_epoch[cur], __ATOMIC_RELAXED);
         pc_ev_adopt(next);
     }
     pthread_mutex_unlock(&F.lock);
