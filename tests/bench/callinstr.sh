@@ -69,17 +69,36 @@ per() {
 	[ -n "$_a" ] && [ -n "$_b" ] && awk -v a="$_a" -v b="$_b" -v n=$((N2 - N1)) 'BEGIN { printf "%.1f", (b - a) / n }'
 }
 
-# check MODE BUDGET TEXT
-check() {
-	_budget=$(($2 * scale / 100))
+# measure MODE: pincache's instructions a call in MODE ("" if a run failed)
+measure() {
 	_s=$(per shim "$1")
 	if [ "$1" = hit-pair ]; then
-		_v=$_s
-	else
-		_p=$(per plain "$1")
-		_v=$([ -n "$_s" ] && [ -n "$_p" ] && awk -v s="$_s" -v p="$_p" 'BEGIN { printf "%.1f", s - p }')
-		echo "# $1: plain $_p, under pincache $_s instructions a call"
+		echo "$_s"
+		return
 	fi
+	_p=$(per plain "$1")
+	echo "# $1: plain $_p, under pincache $_s instructions a call" >&2
+	[ -n "$_s" ] && [ -n "$_p" ] && awk -v s="$_s" -v p="$_p" 'BEGIN { printf "%.1f", s - p }'
+}
+
+# check MODE BUDGET TEXT.  A count over the budget is taken again, twice at
+# most, a few seconds apart: once in CI (make check -j2, other suites at
+# once) an idle sync counted 346 against 241 in every other run, the three
+# runs of each count alike, which a change of pincache's cannot do to one
+# measurement of three; a change that costs more is over in all of them.
+check() {
+	_budget=$(($2 * scale / 100))
+	_tries=0
+	while :; do
+		_v=$(measure "$1" 2>"$SIM_TMP/measure")
+		sed 's/^/# /; s/^# # /# /' "$SIM_TMP/measure"
+		_tries=$((_tries + 1))
+		[ -n "$_v" ] || break
+		awk -v v="$_v" -v b="$_budget" 'BEGIN { exit !(v <= b) }' && break
+		[ "$_tries" -lt 3 ] || break
+		echo "# $1: $_v over the budget $_budget; counted again"
+		sleep 3
+	done
 	if [ -z "$_v" ]; then
 		tap_check 1 "$1: counted under valgrind"
 		sed 's/^/# stderr: /' "$SIM_TMP/err" | tail -n 5
