@@ -225,12 +225,7 @@ int pc_fence_record(uint64_t *seq, int *busy)
     if (f->n == 0) {
         pc_fence_release(f);
     } else {
-        f->seq = ++F.next_seq;
-        if (F.tail) F.tail->next = f; else F.head = f;
-        F.tail = f;
-        *seq = f->seq;
-        PC_STAT_INC(fences);
-        PC_STAT_ADD(fence_events, f->n);
+        pc_fence_enqueue(f, seq);
     }
     pthread_mutex_unlock(&F.lock);
     return 0;

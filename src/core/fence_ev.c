@@ -167,6 +167,16 @@ struct pc_fence *pc_fence_new(void)
     return calloc(1, sizeof *f);
 }
 
+void pc_fence_enqueue(struct pc_fence *f, uint64_t *seq)
+{
+    f->seq = ++F.next_seq;
+    if (F.tail) F.tail->next = f; else F.head = f;
+    F.tail = f;
+    *seq = f->seq;
+    PC_STAT_INC(fences);
+    PC_STAT_ADD(fence_events, f->n);
+}
+
 /* --- a thread's own event, and the lock-free record --- */
 
 uint64_t pc_ev_epoch[PC_MAX_DEV];     /* atomic, bumped under F.lock */
@@ -219,6 +229,18 @@ static void pc_ev_adopt(struct pc_ev *e)
     pc_tls_ev = e;
 }
 
+/* A pooled event of device dev made this thread's, at the device's epoch
+ * now, or NULL.  F.lock held. */
+static struct pc_ev *pc_ev_take(int dev)
+{
+    struct pc_ev *e = pc_ev_get(dev);
+
+    if (e)
+        e->epoch = __atomic_load_n(&pc_ev_epoch[dev], __ATOMIC_RELAXED);
+    pc_ev_adopt(e);
+    return e;
+}
+
 /* This thread's event of device dev, taken from the pool when it has none
  * of that device and epoch (the one it had goes back first), or NULL. */
 static struct pc_ev *pc_ev_mine(int dev)
@@ -230,10 +252,7 @@ static struct pc_ev *pc_ev_mine(int dev)
     pthread_mutex_lock(&F.lock);
     if (e)
         pc_ev_return(e);
-    e = pc_ev_get(dev);
-    if (e)
-        e->epoch = __atomic_load_n(&pc_ev_epoch[dev], __ATOMIC_RELAXED);
-    pc_ev_adopt(e);
+    e = pc_ev_take(dev);
     pthread_mutex_unlock(&F.lock);
     return e;
 }
@@ -250,22 +269,20 @@ static int pc_fence_enqueue_one(struct pc_ev *e, uint64_t *seq)
         pc_fence_release(f);
         return -1;
     }
-    f->seq = ++F.next_seq;
-    if (F.tail) F.tail->next = f; else F.head = f;
-    F.tail = f;
-    *seq = f->seq;
-    PC_STAT_INC(fences);
-    PC_STAT_ADD(fence_events, 1);
+    pc_fence_enqueue(f, seq);
     return 0;
 }
 
 int pc_fence_record_fast(uint64_t *seq, int *busy)
 {
-    struct pc_ev *e, *next;
+    uint64_t used = __atomic_load_n(&F.devmask, __ATOMIC_RELAXED);
+    struct pc_ev *e;
     void *ctx;
     int cur, r;
 
-    if (!O->ctx_wide() || __atomic_load_n(&F.capture, __ATOMIC_ACQUIRE) > 0 ||
+    /* Two devices in use already: the general path, without asking the
+     * context here first. */
+    if ((used & (used - 1)) || !O->ctx_wide() || __atomic_load_n(&F.capture, __ATOMIC_ACQUIRE) > 0 ||
         __atomic_load_n(&F.zombies_any, __ATOMIC_ACQUIRE))
         return 0;
     if ((ctx = O->ctx_current()) == NULL || pc_device_of(ctx, &cur) != 0 || cur < 0 || cur >= PC_MAX_DEV)
@@ -283,12 +300,8 @@ int pc_fence_record_fast(uint64_t *seq, int *busy)
         return 1;
     *busy = 1;
     pthread_mutex_lock(&F.lock);
-    r = pc_fence_enqueue_one(e, seq);
-    if (r == 0) {
-        if ((next = pc_ev_get(cur)) != NULL)
-            next->epoch = __atomic_load_n(&pc_ev_epoch[cur], __ATOMIC_RELAXED);
-        pc_ev_adopt(next);
-    }
+    if ((r = pc_fence_enqueue_one(e, seq)) == 0)
+        (void)pc_ev_take(cur);
     pthread_mutex_unlock(&F.lock);
     if (r != 0) {
         *busy = 0;             /* the general path fences it from the start */

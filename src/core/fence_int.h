@@ -71,9 +71,11 @@ void pc_ev_put(struct pc_ev *e);
 /* 1 complete (or the context gone), 0 pending. */
 int pc_ev_done(struct pc_ev *e);
 /* A fence from the spare list or new (NULL: no memory); an event added to
- * it (0, or -1: no memory); a fence's events put back and the fence spared.
- * F.lock held. */
+ * it (0, or -1: no memory); a fence's events put back and the fence spared;
+ * a fence with events queued as the newest, its number in *seq.  F.lock
+ * held. */
 struct pc_fence *pc_fence_new(void);
+void pc_fence_enqueue(struct pc_fence *f, uint64_t *seq);
 int pc_fence_add(struct pc_fence *f, struct pc_ev *e);
 void pc_fence_release(struct pc_fence *f);
 /* The current device, ctx being the current context; what is learned is
