@@ -71,7 +71,7 @@ static const struct pc_module pc_modules[] = {
     /* name       start           before_fork              fork_child                    device_lost             at_exit */
     { "stats",    pc_stats_init,  NULL,                    pc_stats_reset,               NULL,                   NULL },
     { "clock",    pc_clock_start, NULL,                    NULL,                         NULL,                   NULL },
-    { "cache",    pc_cache_start, NULL,                    pc_cache_after_fork_child,    pc_cache_forget_device, NULL },
+    { "cache",    pc_cache_start, NULL,                    pc_cache_after_fork_child,    pc_cache_forget_device, pc_cache_at_exit },
     { "fence",    NULL,           NULL,                    pc_fence_forget_all,          pc_fence_forget_device, NULL },
     { "register", NULL,           pc_register_before_fork, pc_register_after_fork_child, NULL,                   NULL },
     /* host pools and VMM survive a device's loss (cudaDeviceReset and

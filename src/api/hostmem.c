@@ -3,6 +3,7 @@
  * the runtime's.  The real calls of each flavour are in flavour.c, the
  * pool's own CUDA operations in cache_cuda.c. */
 #include "config.h"
+#include <pthread.h>
 #include "api/hostmem.h"
 #include "api/cache_cuda.h"
 #include "stage/fastalloc.h"
@@ -16,6 +17,7 @@
 #include "core/fence.h"
 #include "core/cache.h"
 #include "core/pool.h"
+#include "core/park.h"
 #include "core/hostkind.h"
 #include "real/real.h"
 
@@ -58,6 +60,42 @@ static int pc_block_key(unsigned int flags, int drv, unsigned *key)
  * block freed or dropped meanwhile (a double free, a device reset) comes
  * out as it would have, with a fence recorded first. */
 static __thread void *pc_tls_mine __attribute__((tls_model("initial-exec")));
+
+/* The thread's front end to the cache (core/park.h): the block it was
+ * handed last and the one it parked.  It joins the pool's list at its
+ * first park, and a thread's exit gives its parked block back (a key's
+ * destructor). */
+static __thread struct pc_park pc_tls_park __attribute__((tls_model("initial-exec")));
+static pthread_key_t pc_park_key;
+static int pc_park_key_ok;
+static pthread_once_t pc_park_once = PTHREAD_ONCE_INIT;
+
+static void pc_park_exit(void *k)
+{
+    pc_park_leave(&pc_cache, k);
+}
+
+static void pc_park_key_make(void)
+{
+    pc_park_key_ok = pthread_key_create(&pc_park_key, pc_park_exit) == 0;
+}
+
+/* Park p, this thread's block freed with its fence complete: 0, or -1 (the
+ * pool's way).  A thread whose exit could not give it back parks nothing. */
+static int pc_park(void *p)
+{
+    struct pc_park *k = &pc_tls_park;
+
+    if (!k->joined) {
+        pthread_once(&pc_park_once, pc_park_key_make);
+        if (!pc_park_key_ok || pthread_setspecific(pc_park_key, k) != 0) {
+            k->mine = NULL;
+            return -1;
+        }
+        pc_park_join(&pc_cache, k);
+    }
+    return pc_park_put(&pc_cache, k, p);
+}
 
 static int pc_caching(void)
 {
@@ -164,8 +202,13 @@ static int pc_alloc(const struct pc_flavour *fl, void **p, size_t size, unsigned
     if (!pc_caching() || !p || size == 0 || pc_block_key(flags, !fl->runtime, &key) != 0 || pc_fence_capturing() > 0 ||
         !pc_fence_context_ok())
         return pc_alloc_passthrough(fl, p, size, flags, alloc_host);
+    if (pc_park_take(&pc_cache, &pc_tls_park, size, key, p) == 0) {
+        pc_tls_mine = *p;
+        pc_call_note(PC_NOTE_HIT);
+        return 0;
+    }
     pc_tls_alloc = &c;
-    err = pc_pool_alloc(&pc_cache, size, key, p, &hit);
+    err = pc_pool_alloc_for(&pc_cache, &pc_tls_park, size, key, p, &hit);
     pc_tls_alloc = NULL;
     if (err == 0)
         pc_tls_mine = *p;
@@ -273,6 +316,12 @@ static enum pc_free_how pc_take_back(void *p)
         if (pc_pool_forget(&pc_cache, p) == 0)
             return PC_FREE_REAL;
         return mine ? pc_not_live(p, pc_pool_state(&pc_cache, p, 0)) : PC_FREE_INVALID;
+    }
+    /* Nothing to wait for: the thread keeps it for its next allocation. */
+    if (mine && seq == 0 && !busy && pc_park(p) == 0) {
+        PC_STAT_INC(free_cached);
+        pc_call_note(PC_NOTE_HIT);
+        return PC_FREE_CACHED;
     }
     if ((st = pc_pool_free(&pc_cache, p, seq)) != PC_BLOCK_LIVE) {
         if (mine)

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include "core/cache.h"
+#include "core/park.h"
+#include "util/state.h"
 #include "util/options.h"
 #include "util/stats.h"
 
@@ -20,12 +22,13 @@ void pc_cache_after_fork_child(void)
     pthread_mutex_init(&pc_cache.lock, NULL);
 }
 
-/* The live block this thread's last pc_cache_owns found, and the pool's
- * count of blocks that stopped being live then.  While that count stands
- * no block has stopped being live, so a pointer inside the remembered
- * block is inside a live block, without the pool's lock: a program that
+/* The live block this thread's last pc_cache_owns found, and its state
+ * word then.  While the word stands the block is the same live block (freed,
+ * parked, forgotten or dropped, its word moves: registry.h), so a pointer
+ * inside it is inside a live block, without the pool's lock: a program that
  * copies from a few long-lived blocks (PyTorch's pinned blocks, which its
- * own allocator keeps) asks the lock once per block. */
+ * own allocator keeps) asks the lock once per block, and other blocks'
+ * frees do not make it ask again. */
 static __thread struct pc_pool_span pc_owns_last __attribute__((tls_model("initial-exec")));
 
 int pc_cache_owns(const void *p)
@@ -34,9 +37,21 @@ int pc_cache_owns(const void *p)
 
     if (!p)
         return 0;
-    if ((uintptr_t)p - m->ptr < m->size && m->unlived == __atomic_load_n(&pc_cache.unlived, __ATOMIC_ACQUIRE))
+    if ((uintptr_t)p - m->ptr < m->size && pc_pool_span_live(m))
         return 1;
     return pc_pool_live_span(&pc_cache, p, m) == 0;
+}
+
+/* At exit, before the report: the threads' parked blocks are idle ones
+ * (the report's cached and live bytes).  No CUDA, no allocation, and no
+ * wait: with the lock held elsewhere (a thread stopped inside it), the
+ * report counts them as live. */
+void pc_cache_at_exit(void)
+{
+    if (pc_state.forked_child || pthread_mutex_trylock(&pc_cache.lock) != 0)
+        return;
+    (void)pc_park_steal_locked(&pc_cache, PC_PARK_ALL, 0);
+    pthread_mutex_unlock(&pc_cache.lock);
 }
 
 void pc_cache_forget_device(int dev)
@@ -46,6 +61,7 @@ void pc_cache_forget_device(int dev)
 
 int pc_cache_holds_room(void)
 {
+    pc_park_steal(&pc_cache);     /* parked blocks are room too */
     return __atomic_load_n(&pc_cache.cached, __ATOMIC_RELAXED) > 0 ||
            __atomic_load_n(&pc_cache.releasing, __ATOMIC_RELAXED) > 0 ||
            __atomic_load_n(&pc_stats.stage_ring_bytes, __ATOMIC_RELAXED) > 0;
@@ -53,6 +69,7 @@ int pc_cache_holds_room(void)
 
 int pc_cache_make_room(void)
 {
+    pc_park_steal(&pc_cache);
     int gave = __atomic_load_n(&pc_cache.cached, __ATOMIC_RELAXED) > 0 ||
                __atomic_load_n(&pc_cache.releasing, __ATOMIC_RELAXED) > 0;
 

@@ -13,6 +13,9 @@ void pc_cache_init(const struct pc_pool_ops *ops);
 /* In a fork child: the parent's blocks are not ours to touch. */
 void pc_cache_after_fork_child(void);
 
+/* At exit, before the report: parked blocks back to the idle lists. */
+void pc_cache_at_exit(void);
+
 /* Device dev's primary context is gone, and its blocks with it. */
 void pc_cache_forget_device(int dev);
 
@@ -26,7 +29,9 @@ int pc_cache_owns(const void *p);
  * child (the caller's to check). */
 int pc_cache_make_room(void);
 /* Is there anything for pc_cache_make_room to give back (idle blocks,
- * blocks being released, the rings' chunks)?  No lock, no CUDA. */
+ * parked ones, blocks being released, the rings' chunks)?  No CUDA; the
+ * threads' parked blocks are taken to the idle lists first (the pool's
+ * lock). */
 int pc_cache_holds_room(void);
 
 #endif

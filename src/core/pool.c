@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/pool.h"
+#include "core/park.h"
 #include "util/stats.h"
 
 void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, size_t max_cached,
@@ -18,37 +19,7 @@ void pc_pool_init(struct pc_pool *p, const struct pc_pool_ops *ops, void *ctx, s
     pthread_cond_init(&p->released, NULL);
 }
 
-/* --- idle lists (lock held) --- */
-
-/* The idle list of a block's class and key (handed out through it: it exists). */
-static struct pc_bucket *pc_bucket_of(struct pc_pool *p, const struct pc_block *b)
-{
-    return &p->home[PC_KEY_HOME(b->key)]->bucket[b->cls][PC_KEY_FLAGS(b->key)];
-}
-
-static void pc_idle_push(struct pc_pool *p, struct pc_block *b)
-{
-    struct pc_bucket *q = pc_bucket_of(p, b);
-    /* Blocks with nothing to wait for go first: they can be handed out now. */
-    if (b->fence == 0 || !q->head) {
-        b->prev = NULL;
-        b->next = q->head;
-        if (q->head) q->head->prev = b; else q->tail = b;
-        q->head = b;
-    } else {
-        b->next = NULL;
-        b->prev = q->tail;
-        q->tail->next = b;
-        q->tail = b;
-    }
-    b->lru_next = NULL;
-    b->lru_prev = p->lru_tail;
-    if (p->lru_tail) p->lru_tail->lru_next = b; else p->lru_head = b;
-    p->lru_tail = b;
-    b->idle = 1;
-    q->n++;
-    __atomic_store_n(&p->cached, p->cached + b->size, __ATOMIC_RELAXED);
-}
+/* --- idle lists (lock held; pushing: pool_int.h) --- */
 
 static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
 {
@@ -58,7 +29,6 @@ static void pc_idle_unlink(struct pc_pool *p, struct pc_block *b)
     if (b->lru_prev) b->lru_prev->lru_next = b->lru_next; else p->lru_head = b->lru_next;
     if (b->lru_next) b->lru_next->lru_prev = b->lru_prev; else p->lru_tail = b->lru_prev;
     b->prev = b->next = b->lru_prev = b->lru_next = NULL;
-    b->idle = 0;
     q->n--;
     __atomic_store_n(&p->cached, p->cached - b->size, __ATOMIC_RELAXED);
 }
@@ -88,18 +58,6 @@ static void pc_req_add(struct pc_pool *p, size_t req)
         p->req_peak = p->req_live;
 }
 
-/* The pool's gauges (stats.def), stored from its counts under its lock (no
- * read-modify-write on the hit path); a block a trim is releasing is held
- * and cached until its real free returns.  Observe mode's shadow moves live
- * and requested bytes, and never reaches the pool. */
-static void pc_publish(const struct pc_pool *p)
-{
-    PC_GAUGE_SET(cached_bytes, p->cached + p->releasing);
-    PC_GAUGE_SET(held_bytes, p->held + p->releasing);
-    PC_GAUGE_SET(live_bytes, p->held - p->cached);
-    PC_GAUGE_SET(requested_bytes, p->req_live);
-}
-
 /* The oldest idle block of a bucket if its fence is known complete. */
 static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, size_t req, uint64_t *wait_seq,
                                       unsigned *idle)
@@ -111,6 +69,7 @@ static struct pc_block *pc_take_ready(struct pc_pool *p, struct pc_bucket *q, si
         return NULL;
     if (b->fence == 0 || p->ops->fence_known(p->ctx, b->fence)) {
         pc_idle_unlink(p, b);
+        pc_block_set(b, PC_ST_LIVE);
         b->req = req;
         pc_req_add(p, req);
         return b;
@@ -161,7 +120,8 @@ static struct pc_block *pc_take_larger(struct pc_pool *p, unsigned cls, unsigned
     return b;
 }
 
-static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned key, size_t req, void **out)
+static int pc_real_alloc(struct pc_pool *p, struct pc_park *k, size_t size, unsigned cls, unsigned key, size_t req,
+                         void **out)
 {
     struct pc_block *b;
     void *ptr = NULL;
@@ -194,6 +154,10 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     int err = p->ops->alloc(p->ctx, size, key, &ptr);
     uint64_t dt = pc_now_ns() - t0;
     int room = err == PC_POOL_ROOM_FIRST;
+
+    /* Out of memory, or room to make: parked blocks are idle ones. */
+    if (room || err == p->ops->oom_error)
+        pc_park_steal(p);
     size_t exact = (req + PC_CLASS_PAGE - 1) & ~(size_t)(PC_CLASS_PAGE - 1);   /* what plainly is asked */
 
     /* Out of memory with idle blocks held, or with another thread's trim
@@ -234,21 +198,24 @@ static int pc_real_alloc(struct pc_pool *p, size_t size, unsigned cls, unsigned 
     }
     if (err)
         return err;
-    b = calloc(1, sizeof *b);
-    if (!b)
+    pthread_mutex_lock(&p->lock);
+    pc_alloc_cost_learn(&p->cost, size, dt);
+    if ((b = pc_block_get(p)) == NULL) {
+        pthread_mutex_unlock(&p->lock);
         goto fail_release;
+    }
     b->ptr = ptr;
     b->size = size;
     b->req = req;
     b->key = key;
     b->cls = cls;
-    pthread_mutex_lock(&p->lock);
-    pc_alloc_cost_learn(&p->cost, size, dt);
     if (pc_registry_add(&p->reg, b) != 0) {
+        pc_block_put(p, b);
         pthread_mutex_unlock(&p->lock);
-        free(b);
         goto fail_release;
     }
+    pc_block_set(b, PC_ST_LIVE);
+    pc_mine(k, b);
     p->held += size;
     pc_req_add(p, req);
     pc_publish(p);
@@ -263,7 +230,7 @@ fail_release:
     return p->ops->alloc(p->ctx, req, key, out);
 }
 
-int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *hit)
+int pc_pool_alloc_for(struct pc_pool *p, struct pc_park *k, size_t req, unsigned key, void **out, int *hit)
 {
     unsigned cls;
     size_t size = pc_size_class(req, &cls);
@@ -273,6 +240,8 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
     unsigned idle;
 
     *hit = 0;
+    if (k)
+        k->mine = NULL;
     if (size == 0 || PC_KEY_HOME(key) >= PC_POOL_NHOME)
         return -1;
 
@@ -282,8 +251,14 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         return -1;
     }
     q = &p->home[PC_KEY_HOME(key)]->bucket[cls][PC_KEY_FLAGS(key)];
-    if ((b = pc_take_ready(p, q, req, &wait_seq, &idle)) != NULL)
+    /* An empty bucket: another thread's parked block may be of its class. */
+    if ((b = pc_take_ready(p, q, req, &wait_seq, &idle)) == NULL && !wait_seq && p->parks &&
+        pc_park_steal_locked(p, cls, key))
+        b = pc_take_ready(p, q, req, &wait_seq, &idle);
+    if (b) {
+        pc_mine(k, b);
         pc_publish(p);
+    }
     pthread_mutex_unlock(&p->lock);
     if (!b && wait_seq) {
         /* The oldest candidate is still fenced: poll it (outside the lock:
@@ -306,8 +281,10 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         }
         if (ready) {
             pthread_mutex_lock(&p->lock);
-            if ((b = pc_take_ready(p, q, req, &wait_seq, &idle)) != NULL)
+            if ((b = pc_take_ready(p, q, req, &wait_seq, &idle)) != NULL) {
+                pc_mine(k, b);
                 pc_publish(p);
+            }
             pthread_mutex_unlock(&p->lock);
         }
     }
@@ -318,7 +295,7 @@ int pc_pool_alloc(struct pc_pool *p, size_t req, unsigned key, void **out, int *
         return 0;
     }
     PC_STAT_INC(alloc_misses);
-    return pc_real_alloc(p, size, cls, key, req, out);
+    return pc_real_alloc(p, k, size, cls, key, req, out);
 }
 
 enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interior)
@@ -329,7 +306,7 @@ enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interi
     pthread_mutex_lock(&p->lock);
     b = interior ? pc_registry_find_interior(&p->reg, ptr) : pc_registry_find(&p->reg, ptr);
     if (b)
-        st = b->idle ? PC_BLOCK_IDLE : PC_BLOCK_LIVE;
+        st = pc_block_st(b) == PC_ST_LIVE ? PC_BLOCK_LIVE : PC_BLOCK_IDLE;
     pthread_mutex_unlock(&p->lock);
     return st;
 }
@@ -337,12 +314,14 @@ enum pc_block_state pc_pool_state(struct pc_pool *p, const void *ptr, int interi
 int pc_pool_live_span(struct pc_pool *p, const void *ptr, struct pc_pool_span *out)
 {
     struct pc_block *b;
+    uint64_t w;
     int live;
 
     pthread_mutex_lock(&p->lock);
     b = pc_registry_find_interior(&p->reg, ptr);
-    if ((live = b && !b->idle))
-        *out = (struct pc_pool_span){ (uintptr_t)b->ptr, b->size, b->key, p->unlived };
+    w = b ? __atomic_load_n(&b->st, __ATOMIC_ACQUIRE) : 0;    /* one read: its thread may park it */
+    if ((live = PC_ST_OF(w) == PC_ST_LIVE))
+        *out = (struct pc_pool_span){ (uintptr_t)b->ptr, b->size, b->key, b, w };
     pthread_mutex_unlock(&p->lock);
     return live ? 0 : -1;
 }
@@ -354,11 +333,10 @@ enum pc_block_state pc_pool_free(struct pc_pool *p, void *ptr, uint64_t fence)
 
     pthread_mutex_lock(&p->lock);
     b = pc_registry_find(&p->reg, ptr);
-    if (b && b->idle) {
-        st = PC_BLOCK_IDLE;
+    if (b && !pc_block_unlive(b, PC_ST_IDLE)) {
+        st = PC_BLOCK_IDLE;          /* idle or parked: a double free */
     } else if (b) {
         st = PC_BLOCK_LIVE;
-        pc_unlived_bump(p);
         b->fence = fence;
         p->req_live -= b->req;
         b->req = 0;
@@ -375,17 +353,16 @@ int pc_pool_forget(struct pc_pool *p, void *ptr)
 
     pthread_mutex_lock(&p->lock);
     b = pc_registry_find(&p->reg, ptr);
-    if (!b || b->idle) {
+    if (!b || !pc_block_unlive(b, PC_ST_NONE)) {
         pthread_mutex_unlock(&p->lock);
         return -1;
     }
     pc_registry_del(&p->reg, b);
-    pc_unlived_bump(p);
     p->held -= b->size;
     p->req_live -= b->req;
     pc_publish(p);
+    pc_block_put(p, b);
     pthread_mutex_unlock(&p->lock);
-    free(b);
     return 0;
 }
 
@@ -394,8 +371,10 @@ static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why)
     struct pc_block *victims = NULL, *b;
 
     pthread_mutex_lock(&p->lock);
+    pc_park_steal_locked(p, PC_PARK_ALL, 0);
     while (p->cached > target && (b = p->lru_head) != NULL) {
         pc_idle_unlink(p, b);
+        pc_block_set(b, PC_ST_NONE);
         pc_registry_del(&p->reg, b);
         p->held -= b->size;
         __atomic_store_n(&p->releasing, p->releasing + b->size, __ATOMIC_RELAXED);
@@ -422,8 +401,8 @@ static void pc_trim(struct pc_pool *p, size_t target, enum pc_trim_why why)
         if (!p->releasing)
             pthread_cond_broadcast(&p->released);
         pc_publish(p);
+        pc_block_put(p, b);
         pthread_mutex_unlock(&p->lock);
-        free(b);
     }
 }
 
@@ -480,9 +459,16 @@ void pc_pool_drop_home(struct pc_pool *p, unsigned home)
 
     pthread_mutex_lock(&p->lock);
     HASH_ITER(hh, p->reg.by_ptr, b, tmp) {
+        uint64_t w = __atomic_load_n(&b->st, __ATOMIC_ACQUIRE);
+
         if (PC_KEY_HOME(b->key) != home)
             continue;
-        if (b->idle)
+        /* Live or parked, a block may move under us: its thread parks it or
+         * takes it back (a parked block counts as live). */
+        while (!__atomic_compare_exchange_n(&b->st, &w, PC_ST_NEXT(w, PC_ST_NONE), 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+            ;
+        if (PC_ST_OF(w) == PC_ST_IDLE)
             pc_idle_unlink(p, b);
         else
             p->req_live -= b->req;
@@ -492,8 +478,8 @@ void pc_pool_drop_home(struct pc_pool *p, unsigned home)
         b->next = p->dropped;       /* kept reachable; never used again */
         p->dropped = b;
     }
-    /* An empty pool (observe mode) leaves the shadow's gauges alone (the count is never 0). */
-    if (dropped && pc_unlived_bump(p))
+    /* An empty pool (observe mode) leaves the shadow's gauges alone. */
+    if (dropped)
         pc_publish(p);
     pthread_mutex_unlock(&p->lock);
 }

@@ -112,5 +112,5 @@ check async-pinned 1250 "pincache adds to cudaMemcpyAsync (4 KiB, pinned) + cuda
 check memcpy-pinned 870 "pincache adds to cudaMemcpy (4 KiB D2H, pinned)"
 check memcpy-pageable 830 "pincache adds to cudaMemcpy (4 KiB D2H, pageable)"
 check sync-idle 345 "pincache adds to an idle cudaStreamSynchronize"
-check hit-pair 4250 "the hit pair (cudaHostAlloc + cudaFreeHost of 64 KiB from the cache) takes"
+check hit-pair 3650 "the hit pair (cudaHostAlloc + cudaFreeHost of 64 KiB from the cache) takes"
 tap_done

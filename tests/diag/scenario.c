@@ -10,7 +10,7 @@
  * from pincache.  diag.sh compares them with the report (jcheck expect).
  *
  *   scenario counts cache|observe [SCALE]   every accounted API, once idle, once busy
- *   scenario threads THREADS PAIRS          alloc/free pairs and stream syncs on threads
+ *   scenario threads THREADS PAIRS [WAVES]  alloc/free pairs and stream syncs on threads
  *   scenario fork [cuda]                    the parent's counts are its own; the child
  *                                           reports only if it made CUDA calls
  *   scenario exit-thread                    exit() from a second thread mid-run
@@ -343,6 +343,9 @@ static int counts(int observe, int scale)
         expect("stats.syncs_avoided", busy_frees);
         expect("stats.syncs_avoided", 4);
         expect("stats.predict_hits", 0);
+        /* Everything freed: nothing live at exit, a block a thread parked
+         * included (core/park.h: idle by the report). */
+        expect("stats.live_bytes", 0);
     }
     return errors != 0;
 }
@@ -427,9 +430,27 @@ static int syncwait(int rounds)
     return errors != 0;
 }
 
-/* --- threads: exact call counts under concurrency ---------------------- */
+/* --- threads: exact call counts under concurrency ---------------------- *
+ * THREADS workers, each PAIRS alloc/free pairs around a kernel and a sync,
+ * then WAVES waves of THREADS threads of PAIRS pairs with the device idle. */
 
 static int pairs_per_thread;
+
+/* Pairs with nothing on the device: each freed block is parked with its
+ * thread (core/park.h), and each thread's exit gives it back; the next
+ * wave's threads (whose thread-local storage the C library reuses) park
+ * their own. */
+static void *parker(void *arg)
+{
+    void *p;
+
+    (void)arg;
+    for (int i = 0; i < pairs_per_thread; i++) {
+        CK(cudaHostAlloc(&p, 65536 * (1 + i % 3), 0));
+        CK(cudaFreeHost(p));
+    }
+    return NULL;
+}
 
 static void *worker(void *arg)
 {
@@ -448,7 +469,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int threads(int n, int pairs)
+static int threads(int n, int pairs, int waves)
 {
     pthread_t th[64];
     unsigned long long bytes = 0;
@@ -460,13 +481,19 @@ static int threads(int n, int pairs)
         pthread_create(&th[i], NULL, worker, NULL);
     for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
+    for (int wave = 0; wave < waves; wave++) {
+        for (int i = 0; i < n; i++)
+            pthread_create(&th[i], NULL, parker, NULL);
+        for (int i = 0; i < n; i++)
+            pthread_join(th[i], NULL);
+    }
     for (int i = 0; i < pairs; i++)
         bytes += 65536ull * (1 + i % 3);
-    expect("apis.cudaHostAlloc.calls", (unsigned long long)n * pairs);
-    expect("apis.cudaHostAlloc.bytes", (unsigned long long)n * bytes);
-    expect("apis.cudaFreeHost.calls", (unsigned long long)n * pairs);
+    expect("apis.cudaHostAlloc.calls", (1ull + waves) * n * pairs);
+    expect("apis.cudaHostAlloc.bytes", (1ull + waves) * n * bytes);
+    expect("apis.cudaFreeHost.calls", (1ull + waves) * n * pairs);
     expect("apis.cudaStreamSynchronize.calls", (unsigned long long)n * pairs);
-    expect("stats.alloc_calls", (unsigned long long)n * pairs);
+    expect("stats.alloc_calls", (1ull + waves) * n * pairs);
     return errors != 0;
 }
 
@@ -707,7 +734,7 @@ int main(int argc, char **argv)
     if (!strcmp(what, "counts") && argc > 2)
         return counts(!strcmp(argv[2], "observe"), argc > 3 ? atoi(argv[3]) : 1);
     if (!strcmp(what, "threads") && argc > 3)
-        return threads(atoi(argv[2]), atoi(argv[3]));
+        return threads(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
     if (!strcmp(what, "fork"))
         return forked(argc > 2 && !strcmp(argv[2], "cuda"));
     if (!strcmp(what, "exit-thread"))
@@ -720,7 +747,7 @@ int main(int argc, char **argv)
         return kinds();
     if (!strcmp(what, "hitslow") && argc > 2)
         return hitslow(atoi(argv[2]));
-    fprintf(stderr, "usage: scenario counts cache|observe [SCALE] | threads N PAIRS | fork [cuda] | "
+    fprintf(stderr, "usage: scenario counts cache|observe [SCALE] | threads N PAIRS [WAVES] | fork [cuda] | "
                     "exit-thread | bench PAIRS | syncwait ROUNDS | kinds | hitslow PAIRS\n");
     return 2;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/pool.h"
+#include "core/park.h"
 #include "core/cache.h"
 #include "util/stats.h"
 #include "tap.h"
@@ -583,7 +584,7 @@ static void test_homes(void)
 static void test_owns_memo(void)
 {
     char *a, *b, *c;
-    uint64_t n;
+    struct pc_pool_span sp;
 
     fake_reset(&pc_cache, (size_t)1 << 30);
     a = xalloc(&pc_cache, 3 * 4096, 0, NULL);
@@ -592,10 +593,10 @@ static void test_owns_memo(void)
     ok(!pc_cache_owns(a + 3 * 4096) && !pc_cache_owns(a - 1), "one past the end and one before are not");
     b = xalloc(&pc_cache, 4096, 0, NULL);
     ok(pc_cache_owns(b) && pc_cache_owns(a + 1), "another live block, then the first again");
-    n = pc_cache.unlived;
-    ok(xalloc(&pc_cache, 4096, 0, NULL) != NULL && pc_cache.unlived == n, "an allocation does not move the count");
+    ok(pc_pool_live_span(&pc_cache, a + 8, &sp) == 0 && pc_pool_span_live(&sp), "a live block's span is live");
+    ok(xalloc(&pc_cache, 4096, 0, NULL) != NULL && pc_pool_span_live(&sp), "... after another allocation too");
     pc_pool_free(&pc_cache, a, 0);
-    ok(pc_cache.unlived == n + 1, "a free moves it");
+    ok(!pc_pool_span_live(&sp), "... and not after its free");
     ok(!pc_cache_owns(a + 100), "a freed block is not the program's, though this thread remembered it");
     ok(pc_cache_owns(b), "a live one still is");
     is_int(pc_pool_forget(&pc_cache, b), 0, "forget a live block");
@@ -606,6 +607,255 @@ static void test_owns_memo(void)
     pc_pool_drop_home(&pc_cache, 1);
     ok(!pc_cache_owns(c + 8), "dropped with its home, it is not the program's");
     ok(!pc_cache_owns(NULL), "NULL never is");
+}
+
+/* --- a thread's parked block (core/park.h) --- */
+
+static void *kalloc(struct pc_pool *p, struct pc_park *k, size_t n, unsigned key, int *hit)
+{
+    void *ptr = NULL;
+    int h = 0;
+
+    if (pc_park_take(p, k, n, key, &ptr) == 0)
+        h = 2;                       /* from the park */
+    else if (pc_pool_alloc_for(p, k, n, key, &ptr, &h) != 0)
+        return NULL;
+    if (hit)
+        *hit = h;
+    return ptr;
+}
+
+/* A parked block is idle to every question, and comes back to its thread
+ * for a request of its class and key only. */
+static void test_park_states(void)
+{
+    struct pc_pool p;
+    struct pc_park k = {0};
+    struct pc_pool_span sp;
+    char *a, *b;
+    int hit = -1;
+
+    fake_reset(&p, (size_t)1 << 30);
+    pc_park_join(&p, &k);
+    a = kalloc(&p, &k, 3 * 4096, 1, NULL);
+    ok(pc_pool_live_span(&p, a + 8, &sp) == 0 && pc_pool_span_live(&sp), "a live span");
+    is_int(pc_park_put(&p, &k, a), 0, "park the block just handed out");
+    ok(!pc_pool_span_live(&sp), "parked, the block's span is no longer live");
+    is_int(pc_pool_state(&p, a, 0), PC_BLOCK_IDLE, "a parked block is idle");
+    is_int(pc_pool_state(&p, a + 100, 1), PC_BLOCK_IDLE, "... inside too");
+    is_int(pc_pool_live_span(&p, a + 8, &sp), -1, "... and no live span");
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_IDLE, "its free again is a double free");
+    is_int(pc_pool_forget(&p, a), -1, "it cannot be forgotten as live");
+    b = kalloc(&p, &k, 4096, 1, &hit);
+    ok(b != a && hit != 2, "another class: not from the park");
+    b = kalloc(&p, &k, 3 * 4096, 2, &hit);
+    ok(b != a && hit != 2, "another key: not from the park");
+    b = kalloc(&p, &k, 3 * 4096 - 100, 1, &hit);
+    ok(b == a && hit == 2, "its class and key: the parked block");
+    is_int(pc_pool_state(&p, a, 0), PC_BLOCK_LIVE, "live again");
+    is_int((long)fake.allocs, 3, "three real blocks in all");
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_LIVE, "the pool's free takes it");
+    is_int((long)p.req_live, 4096 + 3 * 4096, "requested bytes: the two live blocks");
+}
+
+/* What a free through the pool would not keep, the park refuses. */
+static void test_park_refusals(void)
+{
+    struct pc_pool p;
+    struct pc_park k = {0};
+    char *a, *b;
+
+    fake_reset(&p, (size_t)1 << 30);
+    pc_park_join(&p, &k);
+    a = kalloc(&p, &k, 8192, 0, NULL);
+    b = kalloc(&p, &k, 8192, 0, NULL);
+    is_int(pc_park_put(&p, &k, a), -1, "not the block handed out last");
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_LIVE, "... the pool's free then");
+    is_int(pc_park_put(&p, &k, b), 0, "the last one parks");
+    a = kalloc(&p, &k, 4096, 0, NULL);
+    is_int(pc_park_put(&p, &k, a), -1, "one parked block at a time");
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_LIVE, "... the pool's free then");
+    fake_reset(&p, 8192);
+    k = (struct pc_park){0};
+    pc_park_join(&p, &k);
+    a = kalloc(&p, &k, 8192, 0, NULL);
+    b = kalloc(&p, &k, 4096, 0, NULL);
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_LIVE, "8 KiB idle, the whole cap");
+    is_int(pc_park_put(&p, &k, b), -1, "a block beyond the cap is not parked");
+    fake_reset(&p, (size_t)1 << 30);
+    k = (struct pc_park){0};
+    pc_park_join(&p, &k);
+    fake.allow = 8192;
+    a = kalloc(&p, &k, 8192, 0, NULL);
+    b = kalloc(&p, &k, 4096, 0, NULL);
+    is_int(pc_park_put(&p, &k, b), 0, "within a memory limit: parked");
+    a = kalloc(&p, &k, 4096, 0, NULL);
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_LIVE, "4 KiB idle");
+    b = kalloc(&p, &k, 8192 + 4096, 0, NULL);
+    is_int(pc_park_put(&p, &k, b), -1, "beyond a memory limit: not parked");
+    fake.allow = SIZE_MAX;
+    __atomic_store_n(&p.trim_owed, 4096, __ATOMIC_RELAXED);
+    b = kalloc(&p, &k, 4096, 0, NULL);
+    is_int(pc_park_put(&p, &k, b), -1, "a trim owed: the pool's free pays it");
+}
+
+/* Every release of idle blocks, and another thread's miss, reach parked
+ * blocks: the pool holds nothing it would not hold without parks. */
+static void test_park_releases(void)
+{
+    struct pc_pool p;
+    struct pc_park k1 = {0}, k2 = {0};
+    char *a, *b;
+    int hit = -1;
+
+    fake_reset(&p, (size_t)1 << 30);
+    pc_park_join(&p, &k1);
+    pc_park_join(&p, &k2);
+    a = kalloc(&p, &k1, 8192, 0, NULL);
+    is_int(pc_park_put(&p, &k1, a), 0, "thread 1 parks a block");
+    b = kalloc(&p, &k2, 8192, 0, &hit);
+    ok(b == a && hit == 1, "thread 2's miss takes it from thread 1's park");
+    is_int((long)fake.allocs, 1, "... no real allocation");
+    ok(kalloc(&p, &k1, 8192, 0, &hit) != a && hit != 2, "thread 1's park is empty");
+    is_int(pc_park_put(&p, &k2, b), 0, "thread 2 parks it");
+    pc_pool_release_idle(&p);
+    ok(fake.releases == 1 && fake.released[0] == b, "releasing the idle blocks releases the parked one");
+    ok(kalloc(&p, &k2, 8192, 0, &hit) != NULL && hit != 2, "... and the park is empty");
+
+    /* out of memory: a parked block is released before the program hears it */
+    fake_reset(&p, (size_t)1 << 30);
+    k1 = (struct pc_park){0};
+    pc_park_join(&p, &k1);
+    fake.limit = 64 * 4096;
+    a = kalloc(&p, &k1, 40 * 4096, 0, NULL);
+    is_int(pc_park_put(&p, &k1, a), 0, "a parked block of 160 KiB");
+    b = kalloc(&p, &k1, 48 * 4096, 0, NULL);
+    ok(b != NULL && fake.releases == 1 && fake.released[0] == a,
+       "a larger request the limit leaves no room for: the parked block released, then served");
+
+    /* a device's loss drops parked blocks with the others */
+    fake_reset(&p, (size_t)1 << 30);
+    k1 = (struct pc_park){0};
+    pc_park_join(&p, &k1);
+    a = kalloc(&p, &k1, 8192, PC_KEY(0, 1), NULL);
+    is_int(pc_park_put(&p, &k1, a), 0, "a parked block of home 1");
+    pc_pool_drop_home(&p, 1);
+    is_int(pc_pool_state(&p, a, 0), PC_BLOCK_NONE, "dropped with its home");
+    is_int((long)p.held, 0, "the pool holds nothing");
+    ok(kalloc(&p, &k1, 8192, PC_KEY(0, 1), &hit) != a || hit != 2, "never handed back from the park");
+
+    /* a thread's exit */
+    fake_reset(&p, (size_t)1 << 30);
+    k1 = (struct pc_park){0};
+    pc_park_join(&p, &k1);
+    a = kalloc(&p, &k1, 8192, 0, NULL);
+    is_int(pc_park_put(&p, &k1, a), 0, "parked");
+    pc_park_leave(&p, &k1);
+    is_int((long)p.cached, 8192, "a thread's exit gives its parked block to the idle lists");
+    ok(p.parks == NULL && !k1.joined, "... and leaves the list");
+    ok(xalloc(&p, 8192, 0, &hit) == a && hit, "another thread gets it");
+}
+
+/* A parked block taken to the idle lists and parked again, by another
+ * thread or in a reused struct, is never taken back by a park that lost
+ * it (the version in its word). */
+static void test_park_versions(void)
+{
+    struct pc_pool p;
+    struct pc_park k1 = {0}, k2 = {0};
+    struct pc_block *blk;
+    char *a, *b;
+    void *v = NULL;
+    uint64_t w;
+    int hit = -1;
+
+    fake_reset(&p, (size_t)1 << 30);
+    pc_park_join(&p, &k1);
+    pc_park_join(&p, &k2);
+    a = kalloc(&p, &k1, 8192, 0, NULL);
+    is_int(pc_park_put(&p, &k1, a), 0, "thread 1 parks a");
+    blk = k1.parked;                 /* what thread 1's park remembers */
+    w = k1.parked_word;
+    pc_park_steal(&p);
+    b = kalloc(&p, &k2, 8192, 0, &hit);
+    ok(b == a && hit == 1, "taken to the idle lists, thread 2 gets it");
+    is_int(pc_park_put(&p, &k2, b), 0, "... and parks it");
+    __atomic_store_n(&k1.parked, blk, __ATOMIC_RELAXED);   /* thread 1 still points at it */
+    k1.parked_word = w;
+    is_int(pc_park_take(&p, &k1, 8192, 0, &v), -1, "thread 1's old word does not take it");
+    ok(pc_park_take(&p, &k2, 8192, 0, &v) == 0 && v == a, "thread 2's does");
+    is_int(pc_pool_free(&p, a, 0), PC_BLOCK_LIVE, "freed");
+    pc_pool_release_idle(&p);
+    a = kalloc(&p, &k2, 8192, 0, &hit);
+    ok(a && !hit && k2.mine == blk, "a new block in the released one's struct");
+    is_int(pc_park_put(&p, &k2, a), 0, "... parked");
+    __atomic_store_n(&k1.parked, blk, __ATOMIC_RELAXED);
+    k1.parked_word = w;
+    is_int(pc_park_take(&p, &k1, 8192, 0, &v), -1, "the old word still does not take it");
+    ok(pc_park_take(&p, &k2, 8192, 0, &v) == 0 && v == a, "its own park's does");
+}
+
+/* Threads park and take back while another takes every parked block to
+ * the idle lists and releases them: no block is ever held by two. */
+struct park_arg { struct pc_pool *p; unsigned id; int bad; };
+static int park_stop;
+
+static void *park_churn(void *v)
+{
+    struct park_arg *a = v;
+    struct pc_park k = {0};
+
+    pc_park_join(a->p, &k);
+    for (int i = 0; i < 20000; i++) {
+        unsigned *m = kalloc(a->p, &k, 4096 * (1 + i % 2), 0, NULL);
+
+        if (!m) {
+            a->bad++;
+            continue;
+        }
+        __atomic_store_n(m, a->id, __ATOMIC_RELAXED);
+        for (int j = 0; j < 20; j++)
+            if (__atomic_load_n(m, __ATOMIC_RELAXED) != a->id)
+                a->bad++;
+        if (pc_park_put(a->p, &k, m) != 0 && pc_pool_free(a->p, m, 0) != PC_BLOCK_LIVE)
+            a->bad++;
+    }
+    pc_park_leave(a->p, &k);
+    return NULL;
+}
+
+static void *park_thief(void *v)
+{
+    struct pc_pool *p = v;
+
+    while (!__atomic_load_n(&park_stop, __ATOMIC_ACQUIRE)) {
+        pc_park_steal(p);
+        pc_pool_release_idle(p);
+    }
+    return NULL;
+}
+
+static void test_park_threads(void)
+{
+    struct pc_pool p;
+    struct park_arg a[3];
+    pthread_t t[3], th;
+    int bad = 0;
+
+    fake_reset(&p, (size_t)1 << 30);
+    pthread_create(&th, NULL, park_thief, &p);
+    for (int i = 0; i < 3; i++) {
+        a[i] = (struct park_arg){ &p, (unsigned)i + 1, 0 };
+        pthread_create(&t[i], NULL, park_churn, &a[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        bad += a[i].bad;
+    }
+    __atomic_store_n(&park_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    is_int(bad, 0, "3 threads parking, one taking parked blocks away: never a block held twice");
+    ok(p.parks == NULL && fake.live == p.cached, "all gone back: the fake runtime holds exactly the idle bytes");
 }
 
 int main(void)
@@ -626,5 +876,10 @@ int main(void)
     test_threads();
     test_homes();
     test_owns_memo();
+    test_park_states();
+    test_park_refusals();
+    test_park_releases();
+    test_park_versions();
+    test_park_threads();
     return done_testing();
 }
