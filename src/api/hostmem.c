@@ -82,7 +82,7 @@ static void pc_park_key_make(void)
 
 /* Park p, this thread's block freed with its fence complete: 0, or -1 (the
  * pool's way).  A thread whose exit could not give it back parks nothing. */
-static int pc_park(void *p)
+static int pc_park_mine(void *p)
 {
     struct pc_park *k = &pc_tls_park;
 
@@ -318,7 +318,7 @@ static enum pc_free_how pc_take_back(void *p)
         return mine ? pc_not_live(p, pc_pool_state(&pc_cache, p, 0)) : PC_FREE_INVALID;
     }
     /* Nothing to wait for: the thread keeps it for its next allocation. */
-    if (mine && seq == 0 && !busy && pc_park(p) == 0) {
+    if (mine && seq == 0 && !busy && pc_park_mine(p) == 0) {
         PC_STAT_INC(free_cached);
         pc_call_note(PC_NOTE_HIT);
         return PC_FREE_CACHED;
