@@ -198,7 +198,9 @@ done
 # machine; the median of the rounds' ratios compares the libraries.  Some
 # H100 hosts ran each process at one of two speeds, 2x apart (runs 106-109):
 # 31 rounds, each process on one CPU (PINCACHE_BENCH_CPU, default 1, where
-# taskset is at hand), and the ratios' quartiles beside their median.
+# taskset is at hand), and the ratios' quartiles beside their median.  Each
+# round also times the fence's calls (callcost, plainly, on the same CPU),
+# so that each round's pairs give their own bookkeeping against them.
 ab_rounds=${PINCACHE_BENCH_AB_ROUNDS:-31}
 ab_pin=()
 command -v taskset >/dev/null 2>&1 && ab_pin=(taskset -c "${PINCACHE_BENCH_CPU:-1}")
@@ -212,6 +214,7 @@ if [ -n "$base" ]; then
             run "hitpath.ab.$r.$w" "${senv[@]}" PINCACHE_FENCE=context "${ab_pin[@]}" "$outdir/hitpath" \
                 --pairs 20000 --batch 100 --warmup 1000 --streams 4
         done
+        run "callcost.ab.$r" "${ab_pin[@]}" "$outdir/callcost"
     done
 fi
 
@@ -345,6 +348,22 @@ if [ -n "$base" ]; then
          "context fences${ab_pin[*]:+, ${ab_pin[*]}}): this library $(or_fail "$(med_of "$abc")") ns, the base $(or_fail "$(med_of "$abb")") ns" \
          "(medians of the rounds); this/base per round:$abr; **median ratio $(or_fail "$(med_of "$abr")")**" \
          "(quartiles $(or_fail "$(pct_of 0.25 "$abr")"), $(or_fail "$(pct_of 0.75 "$abr")"))."
+    echo
+    # Each round's bookkeeping against that round's fence calls (callcost
+    # on the same CPU, right after the round's pairs).
+    abk="" abkb="" abf=""
+    for r in $(seq 1 "$ab_rounds"); do
+        c=$(field "hitpath.ab.$r.cur" median_ns) b=$(field "hitpath.ab.$r.base" median_ns)
+        f=$(sed -n "s/^RESULT callcost op=drv_ctx ns=\([^ ]*\).*/\1/p" "$logdir/callcost.ab.$r.out" 2>/dev/null | head -n 1)
+        [ -n "$c" ] && [ -n "$b" ] && [ -n "$f" ] || continue
+        abf="$abf $f"
+        abk="$abk $(awk -v p="$c" -v f="$f" 'BEGIN { if (f > 0) printf "%.2f", (p - f) / f }')"
+        abkb="$abkb $(awk -v p="$b" -v f="$f" 'BEGIN { if (f > 0) printf "%.2f", (p - f) / f }')"
+    done
+    echo "Hit pair bookkeeping / fence calls in those rounds (each round's pair less its own cuCtxRecordEvent+cuEventQuery," \
+         "timed by callcost after it on the same CPU; $(echo "$abk" | wc -w) rounds; fence calls median $(or_fail "$(med_of "$abf")") ns):" \
+         "**this library $(or_fail "$(med_of "$abk")")** (quartiles $(or_fail "$(pct_of 0.25 "$abk")"), $(or_fail "$(pct_of 0.75 "$abk")"))," \
+         "the base $(or_fail "$(med_of "$abkb")") (quartiles $(or_fail "$(pct_of 0.25 "$abkb")"), $(or_fail "$(pct_of 0.75 "$abkb")")); target: at most 0.5."
     echo
 fi
 cc() { sed -n "s/^RESULT callcost op=$1 ns=\([^ ]*\).*/\1/p" "$logdir/callcost.out" 2>/dev/null | head -n 1; }
