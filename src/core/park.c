@@ -67,9 +67,10 @@ int pc_park_put(struct pc_pool *p, struct pc_park *k, void *ptr)
 }
 
 /* Take k's parked block to the idle lists (lock held): 1 if it went.
- * like: only a block of its class and key (a parked block's own fields
- * stay as they are while it is parked, and change only under the lock). */
-static int pc_park_steal_one(struct pc_pool *p, struct pc_park *k, const struct pc_block *like)
+ * Only a block of class cls and key key, unless cls is PC_PARK_ALL (a
+ * parked block's own fields stay as they are while it is parked, and
+ * change only under the lock). */
+static int pc_park_steal_one(struct pc_pool *p, struct pc_park *k, unsigned cls, unsigned key)
 {
     struct pc_block *b = __atomic_load_n(&k->parked, __ATOMIC_ACQUIRE);
     uint64_t w;
@@ -77,7 +78,7 @@ static int pc_park_steal_one(struct pc_pool *p, struct pc_park *k, const struct 
     if (!b)
         return 0;
     w = __atomic_load_n(&b->st, __ATOMIC_ACQUIRE);
-    if (PC_ST_OF(w) != PC_ST_PARKED || (like && (b->cls != like->cls || b->key != like->key)) ||
+    if (PC_ST_OF(w) != PC_ST_PARKED || (cls != PC_PARK_ALL && (b->cls != cls || b->key != key)) ||
         !__atomic_compare_exchange_n(&b->st, &w, PC_ST_NEXT(w, PC_ST_IDLE), 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED))
         return 0;
@@ -96,11 +97,10 @@ static int pc_park_steal_one(struct pc_pool *p, struct pc_park *k, const struct 
 
 int pc_park_steal_locked(struct pc_pool *p, unsigned cls, unsigned key)
 {
-    struct pc_block like = { .cls = cls, .key = key };
     int any = 0;
 
     for (struct pc_park *k = p->parks; k; k = k->next)
-        any |= pc_park_steal_one(p, k, cls == PC_PARK_ALL ? NULL : &like);
+        any |= pc_park_steal_one(p, k, cls, key);
     if (any)
         pc_publish(p);
     return any;
@@ -131,7 +131,7 @@ void pc_park_leave(struct pc_pool *p, struct pc_park *k)
 {
     pthread_mutex_lock(&p->lock);
     if (k->joined) {
-        if (pc_park_steal_one(p, k, NULL))
+        if (pc_park_steal_one(p, k, PC_PARK_ALL, 0))
             pc_publish(p);
         if (k->prev)
             k->prev->next = k->next;
