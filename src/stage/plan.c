@@ -59,6 +59,21 @@ int pc_rt_holds_for_stream(const struct pc_plan *p, size_t read)
     return p->n > PC_RT_STAGING_BYTES && read >= PC_RT_STAGING_BYTES;
 }
 
+/* Did the runtime's copy p hold the calling thread until the work queued
+ * ahead of it on its stream was done?  An H2D larger than the runtime's
+ * staging buffer did (async, cudaMemcpy_ptds: after its first 2 MiB;
+ * cudaMemcpy: before it read).  Then a later copy on the same stream may
+ * wait for p's staged DMAs even within its own first 2 MiB: they wait for
+ * nothing but that work, which a plain program got past only once it was
+ * done (a program whose plain copy p hangs hangs under pincache too, one
+ * copy later).  Without it, PyTorch's non-blocking .cuda() of 2.5 MiB rows
+ * found the previous row's chunks busy and left its rest to the runtime
+ * (an H100: 1,189 of 2,560 copies, at 8.6 GB/s). */
+int pc_rt_held_for_stream(const struct pc_plan *p)
+{
+    return p->h2d && p->n > PC_RT_STAGING_BYTES;
+}
+
 /* Does a staged sync H2D return only once its DMA is done?  The runtime
  * returns once the source is staged; its last DMA is then under way.
  * cudaMemcpy: its stream was idle (pc_order_wait), so waiting for the DMA

@@ -49,6 +49,7 @@ int pc_plan_stream_ok(struct pc_plan *p, cudaStream_t stream, enum pc_copy_how h
 int pc_rt_reads_after_stream(const struct pc_plan *p);
 int pc_rt_holds_for_stream(const struct pc_plan *p, size_t read);
 int pc_rt_sync_h2d_waits_dma(const struct pc_plan *p);
+int pc_rt_held_for_stream(const struct pc_plan *p);
 
 /* Wait until the work the runtime reads p's source after is done.  0: done;
  * -1: it failed (the runtime takes the copy). */

@@ -180,6 +180,7 @@ int pc_ring_checkpoint(struct pc_ring *r, const struct pc_plan *p, unsigned firs
 {
     unsigned last = (first + count - 1) % nslot;
     pthread_t self = pthread_self();
+    int held = pc_rt_held_for_stream(p);
 
     *err = PC_CALL_REAL(cudaEventRecord, r->slot[last].ev, p->h);
     if (*err != cudaSuccess)
@@ -195,6 +196,7 @@ int pc_ring_checkpoint(struct pc_ring *r, const struct pc_plan *p, unsigned firs
         s->seq = r->seq;
         s->on = p->h;
         s->by = self;
+        s->held = held;
     }
     return 0;
 }
@@ -203,9 +205,10 @@ int pc_ring_checkpoint(struct pc_ring *r, const struct pc_plan *p, unsigned firs
  * not, PC_SLOT_ELSEWHERE: busy, and the copy may not wait for it (the rest
  * of the copy goes to the runtime).  block: wait for it (the caller has
  * nothing else to do), where the runtime would wait too
- * (pc_rt_holds_for_stream; read: bytes of the source read so far): a DMA
- * queued on another stream may be held by work that waits for this very
- * thread.  One question of its checkpoint answers for every slot it
+ * (pc_rt_holds_for_stream; read: bytes of the source read so far), or where
+ * the DMA is one of an earlier copy on the same stream that held its caller
+ * for the work ahead of it (pc_rt_held_for_stream): a DMA queued on another
+ * stream may be held by work that waits for this very thread.  One question of its checkpoint answers for every slot it
  * covers. */
 int pc_slot_free(const struct pc_plan *p, struct pc_ring *r, unsigned i, size_t read, int block,
                  cudaError_t *err)
@@ -227,7 +230,10 @@ int pc_slot_free(const struct pc_plan *p, struct pc_ring *r, unsigned i, size_t 
         *err = cudaErrorUnknown;
         return -1;
     }
-    may_wait = pc_slot_ours(p, s) && pc_rt_holds_for_stream(p, read);
+    /* held: an earlier copy's only, never the copy's own DMAs (behind the
+     * same work as its first 2 MiB). */
+    may_wait = pc_slot_ours(p, s) &&
+               ((s->held && s->seq <= r->copy_seq) || pc_rt_holds_for_stream(p, read));
     if (block && may_wait) {
         uint64_t t0 = pc_now_ns();
         e = PC_CALL_REAL(cudaEventSynchronize, c->ev);

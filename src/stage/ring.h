@@ -24,6 +24,8 @@ struct pc_slot {
     uint64_t seq;            /* ... that checkpoint */
     cudaStream_t on;         /* the stream of that DMA (resolved: never 0) */
     pthread_t by;            /* the thread that queued it (per-thread streams) */
+    int held;                /* the copy that queued it held its caller for the stream's
+                                work ahead, as the runtime's would (pc_rt_held_for_stream) */
 };
 
 struct pc_ring {             /* one per device: events belong to a device */
@@ -32,6 +34,7 @@ struct pc_ring {             /* one per device: events belong to a device */
     unsigned nslot, nalloc;  /* slots wanted, slots allocated (lazily) */
     unsigned head;           /* first slot of the next copy: least recently used */
     uint64_t seq;            /* checkpoints recorded */
+    uint64_t copy_seq;       /* seq when the copy under way began: its own checkpoints come after */
     size_t chunk;
     uint64_t retry_ns;       /* no allocation attempt before this time */
     struct pc_slot *slot;

@@ -24,7 +24,9 @@
  *     its calls, its bookkeeping, its hand-offs (tests/bench/simstage.sh).
  *   --sync: the copy is a cudaMemcpy instead (the reference still ends
  *     with a stream sync).
- *   simstage --calls [--size BYTES] [--copies N] [--d2h] [--sync]  (SIM_CALLS=1):
+ *   --nosync: no stream sync after each cudaMemcpyAsync (PyTorch's
+ *     non-blocking .cuda()); one after the last, with --calls.
+ *   simstage --calls [--size BYTES] [--copies N] [--d2h] [--sync|--nosync]  (SIM_CALLS=1):
  *     after a warm-up that goes twice round the staging ring, the calls N
  *     staged copies reach the sim, per copy: "calls NAME PER_COPY", then
  *     "total PER_COPY" (tests/stage/stagecalls.sh). */
@@ -74,6 +76,7 @@ static void cut(size_t n)
 }
 
 static int sync_copy;                /* --sync: cudaMemcpy, and no stream sync */
+static int no_sync;                  /* --nosync: no stream sync after each async copy */
 
 static int staged(int d2h, char *host, char *dev, size_t n)
 {
@@ -84,7 +87,7 @@ static int staged(int d2h, char *host, char *dev, size_t n)
                     : cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice)) != cudaSuccess;
     e = d2h ? cudaMemcpyAsync(host, dev, n, cudaMemcpyDeviceToHost, 0)
             : cudaMemcpyAsync(dev, host, n, cudaMemcpyHostToDevice, 0);
-    return e != cudaSuccess || cudaStreamSynchronize(0) != cudaSuccess;
+    return e != cudaSuccess || (!no_sync && cudaStreamSynchronize(0) != cudaSuccess);
 }
 
 static int by_hand(int d2h, char *host, char *dev, char *pin, cudaEvent_t *ev)
@@ -115,7 +118,7 @@ int main(int argc, char **argv)
         {"size", required_argument, 0, 's'}, {"copies", required_argument, 0, 'n'},
         {"batch", required_argument, 0, 'b'}, {"d2h", no_argument, 0, 'd'},
         {"calls", no_argument, 0, 'c'},      {"sync", no_argument, 0, 'y'},
-        {0, 0, 0, 0},
+        {"nosync", no_argument, 0, 'a'},     {0, 0, 0, 0},
     };
     size_t n = (size_t)5 << 19;          /* 2.5 MiB: PyTorch's row in issue 19 */
     long copies = 1000, nb;
@@ -133,8 +136,9 @@ int main(int argc, char **argv)
         case 'd': d2h = 1; break;
         case 'c': calls = 1; break;
         case 'y': sync_copy = 1; break;
+        case 'a': no_sync = 1; break;
         default:
-            fprintf(stderr, "usage: simstage [--size BYTES] [--copies N] [--batch K] [--d2h] [--sync] [--calls]\n");
+            fprintf(stderr, "usage: simstage [--size BYTES] [--copies N] [--batch K] [--d2h] [--sync] [--nosync] [--calls]\n");
             return 2;
         }
     }
@@ -171,6 +175,8 @@ int main(int argc, char **argv)
         bench_calls_snap(&before);
         for (long i = 0; i < copies; i++)
             bad |= staged(d2h, host, dev, n);
+        if (no_sync)
+            bad |= cudaStreamSynchronize(0) != cudaSuccess;
         return bad || bench_calls_print(&before, copies, "simstage");
     }
     /* Batches of each kind, alternating, each staged batch against the
