@@ -230,7 +230,7 @@ int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *e
     uint64_t used = 0;
     size_t piece;
     uint64_t npieces, want;
-    unsigned nslot, threads, chunks;
+    unsigned nslot, threads, chunks, old;
 
     if (r)
         r = pc_ring_check(r, p->devno);
@@ -240,23 +240,29 @@ int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *e
     if (!chunks || chunks > r->nslot)
         chunks = r->nslot;
     piece = pc_piece_size(p->n, r->chunk);
-    npieces = pc_xfer_count(p->n, piece) + (p->h2d && pc_xfer_first_len(p->n, piece) != 0);
-    /* An async H2D returns with its DMAs queued, not done: the next one's
-     * first 2 MiB may not wait for them (pc_rt_holds_for_stream), and with
-     * only its own slots it found them busy and left the rest to the
-     * runtime (an H100, PyTorch's non-blocking .cuda() of 2.5 MiB rows: 1,189
-     * of 2,560 copies at 8.6 GB/s).  Room for the next copy too. */
-    want = p->h2d && !p->sync ? 2 * npieces : npieces;
+    npieces = pc_xfer_count(p->n, piece);
+    /* An async H2D returns with its DMAs queued, not done.  One that finds
+     * the least recently used chunk still in flight at its start (the
+     * copies come back to back) grows the ring to room for two copies, and
+     * starts in the new chunks: otherwise it would wait for the copy before
+     * (pc_rt_held_for_stream) or leave its rest to the runtime (an H100,
+     * PyTorch's non-blocking .cuda() of 2.5 MiB rows: 1,189 of 2,560
+     * copies at 8.6 GB/s).  A blocking loop finds it done and keeps one
+     * copy's chunks. */
+    want = npieces;
+    old = r->nalloc;
+    if (p->h2d && !p->sync && old >= npieces && old < 2 * npieces && r->head < old && pc_slot_busy(r, r->head))
+        want = 2 * npieces;
     nslot = pc_ring_grow(r, want < chunks ? (unsigned)want : chunks);
     if (nslot > chunks)
         nslot = chunks;      /* chunks made while this process's share was larger stay idle */
     if (nslot == 0)
         return 0;
+    if (want > npieces && nslot > old)
+        r->head = old;
     r->copy_seq = r->seq;
     pc_xfer_quiet();         /* the last copy's threads may still be reading x */
     pc_xfer_init(x, p->h2d, p->host, p->n, piece, r->bufs, r->left, nslot, r->head, threads);
-    if (p->h2d)
-        pc_xfer_cut_first(x);
     x->stream_stores = pc_opt.stage_nt && p->n <= pc_opt.stage_nt_max;
     *redo = p->n;
     *result = p->h2d ? pc_run_h2d(r, p, x, redo, elsewhere, &used)

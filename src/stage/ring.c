@@ -253,6 +253,23 @@ int pc_slot_free(const struct pc_plan *p, struct pc_ring *r, unsigned i, size_t 
     return 1;
 }
 
+int pc_slot_busy(struct pc_ring *r, unsigned i)
+{
+    struct pc_slot *s = &r->slot[i];
+    cudaError_t e;
+
+    if (!s->pending || r->slot[s->cover].ev_seq != s->seq || pc_opt.test_stage_unsafe)
+        return 0;
+    e = PC_CALL_REAL(cudaEventQuery, r->slot[s->cover].ev);
+    if (e == cudaErrorNotReady)
+        return 1;
+    if (e == cudaSuccess)
+        pc_ring_seen(r, s->cover);
+    else
+        pc_clear_own_error();
+    return 0;
+}
+
 int pc_slot_wait(struct pc_ring *r, unsigned i, cudaError_t *err)
 {
     unsigned c = r->slot[i].cover;

@@ -55,24 +55,6 @@ uint64_t pc_xfer_count(size_t n, size_t piece)
     return m + (m && n - (m - 1) * piece >= PC_XFER_SPLIT_MIN);
 }
 
-size_t pc_xfer_first_len(size_t n, size_t piece)
-{
-    if (piece < PC_XFER_SPLIT_MIN || n <= piece)
-        return 0;
-    return (piece / 4 + 4095) & ~(size_t)4095;
-}
-
-void pc_xfer_cut_first(struct pc_xfer *x)
-{
-    size_t f = pc_xfer_first_len(x->n, x->piece);
-
-    if (!f || x->first)
-        return;
-    x->first = f;
-    x->npieces++;
-    x->nslices = x->npieces * x->spp;
-}
-
 /* Start of slice s of a piece of len bytes: proportional, 64-byte aligned. */
 static size_t pc_slice_start(size_t len, unsigned s, unsigned spp)
 {

@@ -13,8 +13,6 @@ struct pc_xfer {
     size_t n, piece;         /* bytes; bytes per piece (the last may be shorter) */
     uint64_t nfull;          /* pieces at piece * k; a last piece split in two comes after them */
     size_t half;             /* bytes of the first half of that split piece (0: not split) */
-    size_t first;            /* bytes of piece 0 when the first piece is cut too (0: not cut;
-                                pc_xfer_cut_first): pieces from 1 on count one higher */
     char *const *slot;       /* slot buffers, nslot of them */
     unsigned *left;          /* per slot: slices of its current piece not yet copied (atomic) */
     unsigned nslot, head, spp;   /* slots, slot of piece 0, slices per piece */
@@ -46,25 +44,8 @@ void pc_xfer_init(struct pc_xfer *x, int to_slots, char *host, size_t n, size_t 
 #define PC_XFER_SPLIT_MIN (512u << 10)
 uint64_t pc_xfer_count(size_t n, size_t piece);
 
-/* A host-to-device transfer's first piece, when it is at least
- * PC_XFER_SPLIT_MIN and not the only one, is cut too: a first part of a
- * quarter of it (4K-aligned), so that the first DMA is queued once that
- * much is filled, in slices as small.  The copy threads read a source the
- * program has not touched lately: on an H100, 8 of them took 21-23 us to
- * fill a first piece of 640K, and the first DMA waited for it (the seeds'
- * 2.5 MiB rows; later pieces 12-14 us, filled while the DMA ran).  The
- * first part's length, or 0: not cut.  pc_xfer_cut_first cuts x (after
- * pc_xfer_init, before the transfer is run). */
-size_t pc_xfer_first_len(size_t n, size_t piece);
-void pc_xfer_cut_first(struct pc_xfer *x);
-
 static inline size_t pc_xfer_piece_off(const struct pc_xfer *x, uint64_t k)
 {
-    if (x->first && k > 0) {
-        if (k == 1)
-            return x->first;
-        k--;
-    }
     return k > x->nfull ? (size_t)x->nfull * x->piece + x->half : (size_t)k * x->piece;
 }
 

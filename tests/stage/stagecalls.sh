@@ -3,10 +3,9 @@
 # calls reach the simulated runtime (SIM_CALLS=1; tests/bench/simstage
 # --calls, the copies after a warm-up, per copy): a 2.5 MiB pageable copy,
 # PyTorch's .cuda() (cudaMemcpyAsync H2D + cudaStreamSynchronize) and .cpu()
-# (the same, D2H), and each as a cudaMemcpy, cut into 5 pieces (the default;
-# H2D 6, its first piece cut too: pc_xfer_cut_first) and into 8
-# (PINCACHE_STAGE_PIECES=8: pieces of 320K, none cut at the head), and the
-# H2D copies back to back without a sync between them.  Each copy must be staged (one DMA
+# (the same, D2H), and each as a cudaMemcpy, cut into 5 pieces (the default)
+# and into 8 (PINCACHE_STAGE_PIECES=8), and the H2D copies back to back
+# without a sync between them.  Each copy must be staged (one DMA
 # a piece) and reach the runtime at most FIXED + PER_PIECE x pieces times,
 # the program's own stream sync included:
 #   - FIXED, every copy: the pending-error check, the three pointer queries
@@ -31,8 +30,8 @@ if ! have_shim; then
 fi
 
 # check ASKED PIECES FIXED PER_PIECE TEXT ARGS...: with PINCACHE_STAGE_PIECES=ASKED
-# the copy must be cut into PIECES (2.5 MiB / 4: 640 KiB, the last halved;
-# H2D the first in 160K and 480K too), and stay within its budget.
+# the copy must be cut into PIECES (2.5 MiB / 4: 640 KiB, the last halved),
+# and stay within its budget.
 check() {
 	asked=$1 pieces=$2 fixed=$3 per=$4 text=$5
 	shift 5
@@ -54,16 +53,21 @@ check() {
 }
 
 # Back to back, no stream sync between them (a non-blocking .cuda()): each
-# copy returns with its DMAs queued, and the next one's first 2 MiB may not
-# wait for them; with room for one copy only, the next found the ring busy
-# and left its rest to the runtime (fewer DMAs a copy than pieces).
-check 4 6 11 1 "H2D cudaMemcpyAsync back to back, 6 pieces" --nosync
-for p in 4:6:5 8:8:8; do
-	asked=${p%%:*} h2d=${p#*:} d2h=${p##*:}
-	h2d=${h2d%:*}
-	check "$asked" "$h2d" 11 1 "H2D cudaMemcpyAsync + sync, $h2d pieces"
-	check "$asked" "$d2h" 9 3 "D2H cudaMemcpyAsync + sync, $d2h pieces" --d2h
-	check "$asked" "$h2d" 12 1 "H2D cudaMemcpy, $h2d pieces" --sync
-	check "$asked" "$d2h" 8 3 "D2H cudaMemcpy, $d2h pieces" --sync --d2h
+# copy returns with its DMAs queued.  Before 2026-12-06 the next one's first
+# 2 MiB might not wait for them and the ring held one copy's chunks: it
+# found them busy and left its rest to the runtime (3 DMAs a copy here, not
+# 5); now it may wait for a copy that held (pc_rt_held_for_stream), and the
+# ring grows to room for two copies.
+check 4 5 11 1 "H2D cudaMemcpyAsync back to back, 5 pieces" --nosync
+# ... and the ring grew to two copies' chunks (4 MiB each), where a copy
+# with a sync after it keeps one copy's.
+check_stat "$SIM_TMP/report.json" stage_ring_bytes_peak -eq 41943040 "back to back: the ring grew to 10 chunks"
+for p in 4:5 8:8; do
+	asked=${p%:*} pieces=${p#*:}
+	check "$asked" "$pieces" 11 1 "H2D cudaMemcpyAsync + sync, $pieces pieces"
+	[ "$asked" = 4 ] && check_stat "$SIM_TMP/report.json" stage_ring_bytes_peak -eq 20971520 "with a sync: 5 chunks"
+	check "$asked" "$pieces" 9 3 "D2H cudaMemcpyAsync + sync, $pieces pieces" --d2h
+	check "$asked" "$pieces" 12 1 "H2D cudaMemcpy, $pieces pieces" --sync
+	check "$asked" "$pieces" 8 3 "D2H cudaMemcpy, $pieces pieces" --sync --d2h
 done
 tap_done

@@ -100,15 +100,13 @@ static int slot_free(unsigned s)
 
 /* H2D-like: host -> slots -> dev, as stage.c's pc_run_h2d. */
 static void run_to(char *dev, char *host, size_t n, size_t piece, unsigned nslot, unsigned head,
-                   unsigned threads, uint64_t stop_after, int nt, int cut)
+                   unsigned threads, uint64_t stop_after, int nt)
 {
     struct pc_xfer x;
     uint64_t ready = 0, dma = 0;
     unsigned spins = 0;
 
     pc_xfer_init(&x, 1, host, n, piece, slotbuf, left, nslot, head, threads);
-    if (cut)
-        pc_xfer_cut_first(&x);
     x.stream_stores = nt;
     pc_xfer_begin(&x);
     while (dma < x.npieces && dma < stop_after) {
@@ -315,45 +313,32 @@ int main(int argc, char **argv)
     pthread_create(&eng, NULL, engine_main, NULL);
 
     /* The layout: pieces in order, none empty or over piece bytes, covering
-     * the copy; a last piece of at least PC_XFER_SPLIT_MIN cut in two; cut
-     * at the head too (pc_xfer_cut_first), a first piece of that size that
-     * is not the only one: a quarter of it first, then the rest. */
+     * the copy; a last piece of at least PC_XFER_SPLIT_MIN cut in two. */
     {
-        long long layout_bad = 0, splits = 0, cuts = 0;
+        long long layout_bad = 0, splits = 0;
         for (size_t n = 1; n <= (6u << 20); n = n * 3 / 2 + 4093) {
             for (unsigned pi = 0; pi < sizeof pieces / sizeof pieces[0]; pi++) {
-                for (int cut = 0; cut < 2; cut++) {
-                    struct pc_xfer x;
-                    size_t piece = pieces[pi], at = 0, whole = (n + piece - 1) / piece;
-                    size_t last = n - (whole - 1) * piece;
-                    int head = cut && piece >= PC_XFER_SPLIT_MIN && n > piece;
-                    pc_xfer_init(&x, 1, host, n, piece, slotbuf, left, 4, 0, 4);
-                    if (cut)
-                        pc_xfer_cut_first(&x);
-                    for (uint64_t k = 0; k < x.npieces; k++) {
-                        size_t len = pc_xfer_piece_len(&x, k);
-                        if (pc_xfer_piece_off(&x, k) != at || len == 0 || len > piece)
-                            layout_bad++;
-                        at += len;
-                    }
-                    if (at != n || x.npieces != pc_xfer_count(n, piece) + head ||
-                        x.npieces != whole + (last >= PC_XFER_SPLIT_MIN) + head ||
-                        x.nslices != x.npieces * x.spp ||
-                        head != (cut && pc_xfer_first_len(n, piece) != 0))
+                struct pc_xfer x;
+                size_t piece = pieces[pi], at = 0, whole = (n + piece - 1) / piece;
+                size_t last = n - (whole - 1) * piece;
+                pc_xfer_init(&x, 1, host, n, piece, slotbuf, left, 4, 0, 4);
+                for (uint64_t k = 0; k < x.npieces; k++) {
+                    size_t len = pc_xfer_piece_len(&x, k);
+                    if (pc_xfer_piece_off(&x, k) != at || len == 0 || len > piece)
                         layout_bad++;
-                    if (head && (pc_xfer_piece_len(&x, 0) != ((piece / 4 + 4095) & ~(size_t)4095) ||
-                                 pc_xfer_piece_off(&x, 2) != piece))
-                        layout_bad++;
-                    if (x.npieces > whole + head &&
-                        pc_xfer_piece_len(&x, x.npieces - 1) > (last + 1) / 2 + 4096)
-                        layout_bad++;
-                    splits += x.npieces > whole + head;
-                    cuts += head;
+                    at += len;
                 }
+                if (at != n || x.npieces != pc_xfer_count(n, piece) ||
+                    x.npieces != whole + (last >= PC_XFER_SPLIT_MIN))
+                    layout_bad++;
+                if (x.npieces > whole &&
+                    pc_xfer_piece_len(&x, x.npieces - 1) > (last + 1) / 2 + 4096)
+                    layout_bad++;
+                splits += x.npieces > whole;
             }
         }
-        ok(layout_bad == 0 && splits > 0 && cuts > 0, "pieces: contiguous, within piece bytes, covering the "
-           "copy; %lld last pieces split in two, %lld first pieces cut (%lld bad)", splits, cuts, layout_bad);
+        ok(layout_bad == 0 && splits > 0, "pieces: contiguous, within piece bytes, covering the copy; "
+           "%lld last pieces split in two (%lld bad)", splits, layout_bad);
     }
 
     for (unsigned pi = 0; pi < sizeof pieces / sizeof pieces[0]; pi++) {
@@ -367,7 +352,7 @@ int main(int argc, char **argv)
                     pc_xfer_threads(4, tag % 4 == 0 ? 500 : 0);
                     memset(dev, 0x11, maxn + 2 * pad);
                     fill(host + o, n, tag);
-                    run_to(dev + pad, host + o, n, piece, nslot, head, part, UINT64_MAX, nt, tag & 2);
+                    run_to(dev + pad, host + o, n, piece, nslot, head, part, UINT64_MAX, nt);
                     fill(host + o, n, tag + 7);   /* the source is free once it returns */
                     drain();
                     b1 = bad_at(dev + pad, n, tag);
@@ -395,7 +380,7 @@ int main(int argc, char **argv)
         ok(failures == 0, "every byte arrived, nothing outside the copy written (%lld bad)", failures);
         /* A transfer stopped half way returns; nobody touches its memory after. */
         fill(host, maxn, 3);
-        run_to(dev, host, maxn, 64 * 1024, 4, 0, threads, 5, 1, 0);
+        run_to(dev, host, maxn, 64 * 1024, 4, 0, threads, 5, 1);
         drain();
         memset(host, 0, maxn);
         ok(1, "a transfer stopped early ends cleanly");
