@@ -99,6 +99,8 @@ shim() {
 field() {
     sed -n "s/^RESULT .* $2=\([^ ]*\).*/\1/p" "$logdir/$1.out" 2>/dev/null | head -n 1
 }
+# cc OP [LOG]: callcost's ns for OP in LOG (default: the plain callcost run)
+cc() { sed -n "s/^RESULT callcost op=$1 ns=\([^ ]*\).*/\1/p" "${2:-$logdir/callcost.out}" 2>/dev/null | head -n 1; }
 
 # json FILE KEY: the first number stored under KEY anywhere in FILE ("" if none).
 # KEY_peak also matches {"KEY": {"peak": N}}.
@@ -354,7 +356,7 @@ if [ -n "$base" ]; then
     abk="" abkb="" abf=""
     for r in $(seq 1 "$ab_rounds"); do
         c=$(field "hitpath.ab.$r.cur" median_ns) b=$(field "hitpath.ab.$r.base" median_ns)
-        f=$(sed -n "s/^RESULT callcost op=drv_ctx ns=\([^ ]*\).*/\1/p" "$logdir/callcost.ab.$r.out" 2>/dev/null | head -n 1)
+        f=$(cc drv_ctx "$logdir/callcost.ab.$r.out")
         [ -n "$c" ] && [ -n "$b" ] && [ -n "$f" ] || continue
         abf="$abf $f"
         abk="$abk $(awk -v p="$c" -v f="$f" 'BEGIN { if (f > 0) printf "%.2f", (p - f) / f }')"
@@ -366,7 +368,6 @@ if [ -n "$base" ]; then
          "the base $(or_fail "$(med_of "$abkb")") (quartiles $(or_fail "$(pct_of 0.25 "$abkb")"), $(or_fail "$(pct_of 0.75 "$abkb")")); target: at most 0.5."
     echo
 fi
-cc() { sed -n "s/^RESULT callcost op=$1 ns=\([^ ]*\).*/\1/p" "$logdir/callcost.out" 2>/dev/null | head -n 1; }
 echo "What a fence's calls cost on this machine, plainly, device idle (tests/bench/callcost.cu, ns per call," \
      "median of 51 batches of 1000; clock source $(sed -n 's/^RESULT callcost clocksource=//p' "$logdir/callcost.out" 2>/dev/null)):" \
      "clock_gettime $(cc clock), cudaGetDevice $(cc getdev), legacy-stream cudaEventRecord+cudaEventQuery $(cc rt_legacy)" \

@@ -251,8 +251,15 @@ int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *e
      * copy's chunks. */
     want = npieces;
     old = r->nalloc;
-    if (p->h2d && !p->sync && old >= npieces && old < 2 * npieces && r->head < old && pc_slot_busy(r, r->head))
-        want = 2 * npieces;
+    if (p->h2d && !p->sync && old >= npieces && old < 2 * npieces) {
+        cudaError_t e;
+        int rc = pc_slot_free(p, r, r->head, 0, 0, &e);   /* asks, never waits */
+
+        if (rc == 0)
+            want = 2 * npieces;
+        else if (rc < 0)
+            pc_clear_own_error();   /* the copy's own question finds it again */
+    }
     nslot = pc_ring_grow(r, want < chunks ? (unsigned)want : chunks);
     if (nslot > chunks)
         nslot = chunks;      /* chunks made while this process's share was larger stay idle */

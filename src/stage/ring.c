@@ -208,8 +208,8 @@ int pc_ring_checkpoint(struct pc_ring *r, const struct pc_plan *p, unsigned firs
  * (pc_rt_holds_for_stream; read: bytes of the source read so far), or where
  * the DMA is one of an earlier copy on the same stream that held its caller
  * for the work ahead of it (pc_rt_held_for_stream): a DMA queued on another
- * stream may be held by work that waits for this very thread.  One question of its checkpoint answers for every slot it
- * covers. */
+ * stream may be held by work that waits for this very thread.  One question
+ * of its checkpoint answers for every slot it covers. */
 int pc_slot_free(const struct pc_plan *p, struct pc_ring *r, unsigned i, size_t read, int block,
                  cudaError_t *err)
 {
@@ -251,23 +251,6 @@ int pc_slot_free(const struct pc_plan *p, struct pc_ring *r, unsigned i, size_t 
     }
     pc_ring_seen(r, s->cover);
     return 1;
-}
-
-int pc_slot_busy(struct pc_ring *r, unsigned i)
-{
-    struct pc_slot *s = &r->slot[i];
-    cudaError_t e;
-
-    if (!s->pending || r->slot[s->cover].ev_seq != s->seq || pc_opt.test_stage_unsafe)
-        return 0;
-    e = PC_CALL_REAL(cudaEventQuery, r->slot[s->cover].ev);
-    if (e == cudaErrorNotReady)
-        return 1;
-    if (e == cudaSuccess)
-        pc_ring_seen(r, s->cover);
-    else
-        pc_clear_own_error();
-    return 0;
 }
 
 int pc_slot_wait(struct pc_ring *r, unsigned i, cudaError_t *err)

@@ -73,9 +73,6 @@ int pc_slot_free(const struct pc_plan *p, struct pc_ring *r, unsigned i, size_t 
  * -1: the record failed (*err), the slots' state is unknown. */
 int pc_ring_checkpoint(struct pc_ring *r, const struct pc_plan *p, unsigned first, unsigned count,
                        unsigned nslot, cudaError_t *err);
-/* Is slot i's last DMA still in flight (one question of its checkpoint)?
- * 0: done, or unknown (an error: pc_slot_free asks again and says). */
-int pc_slot_busy(struct pc_ring *r, unsigned i);
 /* Wait for the checkpoint after slot i's DMA (a sync copy's last).  0: done;
  * -1: *err, the runtime's answer. */
 int pc_slot_wait(struct pc_ring *r, unsigned i, cudaError_t *err);
