@@ -20,6 +20,7 @@
 #include "stage/xfer_help.h"
 #include "stage/fastalloc.h"
 #include "stage/fastmem.h"
+#include "stage/ownmem.h"
 #include "real/real.h"
 #include "real/rtdrv.h"
 #include "core/cache.h"
@@ -78,6 +79,8 @@ static const struct pc_module pc_modules[] = {
      * cuCtxDestroy do not free them: cuda_runtime_api.h, cuda.h) */
     { "pinned",   NULL,           NULL,                    pc_pinned_after_fork_child,   NULL,                   NULL },
     { "hostkind", NULL,           NULL,                    pc_hostkind_after_fork_child, pc_hostkind_forget_device, NULL },
+    /* before stage and fast, whose fork_child forget their rings and witnesses */
+    { "own",      NULL,           NULL,                    pc_own_after_fork_child,      NULL,                   NULL },
     /* at exit: leave the node's share (the last one out removes its file) */
     { "stage",    NULL,           NULL,                    pc_stage_after_fork_child,    pc_stage_forget_device, pc_stage_at_exit },
     /* after cache and stage: their blocks and rings are forgotten first */

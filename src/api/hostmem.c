@@ -8,6 +8,7 @@
 #include "api/cache_cuda.h"
 #include "stage/fastalloc.h"
 #include "stage/fastdrv.h"
+#include "stage/ownmem.h"
 #include "api/flavour.h"
 #include "api/streams.h"
 #include "util/state.h"
@@ -283,9 +284,10 @@ static int pc_free_fast(const struct pc_flavour *fl, void *p)
 /* A free of a pointer that is no live block of the cache. */
 static enum pc_free_how pc_not_live(void *p, enum pc_block_state st)
 {
-    /* A fast block the pool never knew (its bookkeeping failed) is never
-     * the runtime's to free. */
-    if (st == PC_BLOCK_NONE)
+    /* pincache's own memory (a ring's chunk, a witness) answers as nothing
+     * pinned would; a fast block the pool never knew (its bookkeeping
+     * failed) is never the runtime's to free. */
+    if (st == PC_BLOCK_NONE && !pc_own_contains(p))
         return pc_fast_contains(p) == 2 ? PC_FREE_FAST : PC_FREE_FOREIGN;
     PC_STAT_INC(free_invalid);
     return PC_FREE_INVALID;
@@ -343,8 +345,13 @@ static int pc_free(const struct pc_flavour *fl, void *p)
     if (pc_state.mode == PC_MODE_OFF)
         return fl->free(p);
     PC_STAT_INC(free_calls);
-    if (!pc_caching() || !p)
+    if (!pc_caching() || !p) {
+        if (pc_own_contains(p)) {
+            pc_call_slow();
+            return fl->free(pc_foreign_anchor);
+        }
         return p && pc_fast_contains(p) == 2 ? pc_free_fast(fl, p) : pc_free_passthrough(fl, p);
+    }
     switch (pc_take_back(p)) {
     case PC_FREE_CACHED:  return 0;
     case PC_FREE_INVALID: pc_call_slow(); return fl->free(pc_foreign_anchor);
@@ -368,11 +375,13 @@ CUresult pc_drv_free_host(void *p)
     return (CUresult)pc_free(&pc_flavour_drv, p);
 }
 
-/* A pointer into a block the program has freed must look foreign. */
-static int pc_is_idle_block(const void *p)
+/* A pointer into a block the program has freed, or into pincache's own
+ * pinned memory, must look foreign. */
+static int pc_looks_foreign(const void *p)
 {
-    return pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child && p &&
-           pc_pool_state(&pc_cache, p, 1) == PC_BLOCK_IDLE;
+    return p && ((pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child &&
+                  pc_pool_state(&pc_cache, p, 1) == PC_BLOCK_IDLE) ||
+                 pc_own_contains(p));
 }
 
 /* Blocks are cached apart by Portable, and the bit is answered from the
@@ -383,7 +392,7 @@ static int pc_is_idle_block(const void *p)
  * Everything else, errors included, is the real function's answer. */
 static int pc_get_flags(const struct pc_flavour *fl, unsigned int *flags, void *p)
 {
-    int err = fl->get_flags(flags, pc_is_idle_block(p) ? pc_foreign_anchor : p);
+    int err = fl->get_flags(flags, pc_looks_foreign(p) ? pc_foreign_anchor : p);
     int key = err == 0 && flags && pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child
             ? pc_pool_live_key(&pc_cache, p) : -1;
 
@@ -405,7 +414,7 @@ CUresult pc_drv_host_get_flags(unsigned int *flags, void *p)
 /* The device's address of a block: the real function's answer. */
 static int pc_dev_ptr(const struct pc_flavour *fl, void *pdev, void *p, unsigned int flags)
 {
-    return fl->dev_ptr(pdev, pc_is_idle_block(p) ? pc_foreign_anchor : p, flags);
+    return fl->dev_ptr(pdev, pc_looks_foreign(p) ? pc_foreign_anchor : p, flags);
 }
 
 CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags)
@@ -434,7 +443,7 @@ CUresult pc_drv_pointer_get_attribute(void *data, CUpointer_attribute attr, CUde
 {
     CUresult r;
 
-    if (pc_is_idle_block((const void *)(uintptr_t)ptr))
+    if (pc_looks_foreign((const void *)(uintptr_t)ptr))
         return PC_CALL_DRV(cuPointerGetAttribute, data, attr, (CUdeviceptr)(uintptr_t)pc_foreign_anchor);
     r = PC_CALL_DRV(cuPointerGetAttribute, data, attr, ptr);
     if (r == CUDA_SUCCESS)
@@ -446,7 +455,7 @@ CUresult pc_drv_pointer_get_attributes(unsigned int n, CUpointer_attribute *attr
 {
     CUresult r;
 
-    if (pc_is_idle_block((const void *)(uintptr_t)ptr))
+    if (pc_looks_foreign((const void *)(uintptr_t)ptr))
         return PC_CALL_DRV(cuPointerGetAttributes, n, attrs, data, (CUdeviceptr)(uintptr_t)pc_foreign_anchor);
     r = PC_CALL_DRV(cuPointerGetAttributes, n, attrs, data, ptr);
     for (unsigned int i = 0; r == CUDA_SUCCESS && attrs && data && i < n; i++)
@@ -458,7 +467,7 @@ cudaError_t pc_pointer_get_attributes(struct cudaPointerAttributes *a, const voi
 {
     cudaError_t err;
 
-    if (!pc_is_idle_block(p))
+    if (!pc_looks_foreign(p))
         return PC_CALL_REAL(cudaPointerGetAttributes, a, p);
     err = PC_CALL_REAL(cudaPointerGetAttributes, a, pc_foreign_anchor);
     if (err == cudaSuccess && a) {

@@ -37,6 +37,7 @@
 #include "util/log.h"
 #include "util/options.h"
 #include "util/sigguard.h"
+#include "util/sorted.h"
 #include "util/state.h"
 #include "util/stats.h"
 
@@ -71,16 +72,7 @@ static size_t pc_fast_n, pc_fast_cap;
 /* Index of the first entry whose base is above p.  Lock held. */
 static size_t pc_fast_upper(const void *p)
 {
-    size_t lo = 0, hi = pc_fast_n;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((uintptr_t)pc_fast_tab[mid].base <= (uintptr_t)p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return pc_sorted_upper(pc_fast_tab, pc_fast_n, sizeof *pc_fast_tab, (uintptr_t)p);
 }
 
 static int pc_fast_add(char *base, size_t size, int dev, unsigned vmas)

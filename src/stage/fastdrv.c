@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <string.h>
 #include "stage/fastdrv.h"
+#include "stage/ownmem.h"
 #include "real/real.h"
 #include "util/log.h"
 
@@ -19,6 +20,7 @@ static struct {
     CUresult (*get_device)(CUdevice *);
     CUresult (*unreg)(void *);
     CUresult (*host_alloc)(void **, size_t, unsigned int);
+    CUresult (*free_host)(void *);
     CUresult (*state)(CUdevice, unsigned int *, int *);
     CUresult (*retain)(CUcontext *, CUdevice);
     CUresult (*release)(CUdevice);
@@ -43,6 +45,7 @@ static void pc_fast_resolve(void)
     D.get_device = pc_fast_entry((void *)PC_REAL(cuCtxGetDevice), "cuCtxGetDevice", 2000);
     D.unreg = pc_fast_entry((void *)PC_REAL(cuMemHostUnregister), "cuMemHostUnregister", 4000);
     D.host_alloc = pc_fast_entry((void *)PC_REAL(cuMemHostAlloc), "cuMemHostAlloc", 3020);
+    D.free_host = pc_fast_entry((void *)PC_REAL(cuMemFreeHost), "cuMemFreeHost", 2000);
     D.state = pc_fast_entry((void *)PC_REAL(cuDevicePrimaryCtxGetState), "cuDevicePrimaryCtxGetState", 7000);
     D.retain = pc_fast_entry((void *)PC_REAL(cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
     D.release = pc_fast_entry((void *)PC_REAL(cuDevicePrimaryCtxRelease_v2), "cuDevicePrimaryCtxRelease", 11000);
@@ -140,8 +143,15 @@ static void pc_fast_witness_make(int dev, void *arg)
     void *w = NULL;
 
     (void)arg;
-    if (D.host_alloc(&w, 4096, 0) == CUDA_SUCCESS)
-        __atomic_store_n(&pc_fast_witness_tab[dev], w, __ATOMIC_RELEASE);
+    if (D.host_alloc(&w, 4096, 0) != CUDA_SUCCESS)
+        return;
+    /* Never the program's to free or to see (stage/ownmem.h). */
+    if (pc_own_add(w, 4096) != 0) {
+        if (D.free_host)
+            D.free_host(w);
+        return;
+    }
+    __atomic_store_n(&pc_fast_witness_tab[dev], w, __ATOMIC_RELEASE);
 }
 
 /* The current context is device dev's. */
@@ -179,6 +189,7 @@ int pc_fast_free_answer(int dev, int (*real_free)(void *p))
     w = __atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE);
     err = real_free(w);
     if (w && err == 0) {
+        pc_own_remove(w);
         /* The free just allowed (a relaxed capture, a created context
          * current) allows the allocation too; the next free needs one,
          * made in dev's primary context whatever is current here (a
@@ -210,6 +221,7 @@ void pc_fast_witness_lost(int dev)
     if (dev < 0 || dev >= PC_FAST_NDEV)
         return;
     pthread_mutex_lock(&W);
+    pc_own_remove(__atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE));
     __atomic_store_n(&pc_fast_witness_tab[dev], NULL, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&W);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stage/ring.h"
+#include "stage/ownmem.h"
 #include "stage/fastalloc.h"
 #include "util/limits.h"
 #include "util/log.h"
@@ -18,11 +19,20 @@ struct pc_rings pc_rings = { PTHREAD_MUTEX_INITIALIZER, { NULL }, NULL };
 
 /* Drop a ring (device reset, fork): its memory may belong to nobody now, so
  * it is never touched again; kept on a list so it stays reachable. */
+/* A chunk given back: a fast block, else the runtime's. */
+static void pc_ring_free_chunk(void *buf)
+{
+    if (!pc_fast_release(buf))
+        PC_CALL_REAL(cudaFreeHost, buf);
+}
+
 static void pc_ring_abandon(int dev)
 {
     struct pc_ring *r = pc_rings.ring[dev];
     if (!r)
         return;
+    for (unsigned i = 0; i < r->nalloc; i++)
+        pc_own_remove(r->bufs[i]);
     r->abandoned_next = pc_rings.abandoned;
     pc_rings.abandoned = r;
     pc_rings.ring[dev] = NULL;
@@ -107,6 +117,11 @@ unsigned pc_ring_grow(struct pc_ring *r, unsigned want)
             else
                 err = PC_CALL_REAL(cudaHostAlloc, &buf, r->chunk, cudaHostAllocPortable);
             s->ev = ev;          /* kept for the next attempt */
+            /* Never the program's to free or to see (stage/ownmem.h). */
+            if (err == cudaSuccess && pc_own_add(buf, r->chunk) != 0) {
+                pc_ring_free_chunk(buf);
+                err = cudaErrorMemoryAllocation;
+            }
         }
         if (err != cudaSuccess) {
             pc_clear_own_error();
@@ -288,8 +303,8 @@ size_t pc_ring_shed(void)
         if (i < r->nalloc)
             continue;            /* a DMA failed: the context's sticky error, the program's to see */
         for (i = 0; i < r->nalloc; i++) {
-            if (!pc_fast_release(r->slot[i].buf))
-                PC_CALL_REAL(cudaFreeHost, r->slot[i].buf);
+            pc_own_remove(r->slot[i].buf);
+            pc_ring_free_chunk(r->slot[i].buf);
             r->slot[i].buf = r->bufs[i] = NULL;
         }
         PC_STAT_ADD(stage_ring_shed, r->nalloc);

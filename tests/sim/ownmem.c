@@ -1,0 +1,131 @@
+/* ownmem - pincache's own pinned memory (the staging ring's chunks, the
+ * fast blocks' witness) is nothing the program can see or free.
+ *
+ * The program makes a pinned block of its own (under
+ * PINCACHE_FAST_ALLOC_MIN=0 a fast block, so pincache makes its witness)
+ * and a pageable copy each way large enough to be staged (so pincache makes
+ * its ring), then walks every page of every readable and writable mapping
+ * of the process outside its own block and asks each page what a program
+ * holding a dangling pointer there would ask: cudaPointerGetAttributes
+ * (host memory?), cudaHostGetFlags (pinned?), and cudaFreeHost.  Plainly
+ * nothing but the program's block is pinned, so every page must answer "no"
+ * and every free must fail.  Then the copies must still carry their bytes,
+ * and a free of the program's block inside a global capture must still be
+ * refused (900), as it is plainly.  Prints TAP and "pages=N visible=N
+ * pinned=N freed=N".  -c: counts only, no test point on them (on a real
+ * GPU, tests/sim/run-gpu.sh compares them with the plain run's: the
+ * driver's own memory is not the simulated device's). */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cuda_runtime_api.h>
+#include "../tap.h"
+
+#define BLOCK (64u << 10)
+#define COPY (8u << 20)
+#define MAXMAP 4096
+#define MAXREGION (1ull << 30)   /* larger mappings are reservations, not pinned blocks */
+
+struct range {
+    uintptr_t lo, hi;
+};
+
+/* The readable and writable mappings, read at once (the walk's own calls
+ * may map more). */
+static int read_maps(struct range *r, int max)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512], perms[8];
+    unsigned long lo, hi;
+    int n = 0;
+
+    if (!f)
+        return -1;
+    while (n < max && fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[0] == 'r' && perms[1] == 'w' &&
+            hi - lo <= MAXREGION)
+            r[n++] = (struct range){ lo, hi };
+    fclose(f);
+    return n;
+}
+
+/* A staged copy each way: the bytes of pattern k come back. */
+static int round_trip(char *src, char *dst, void *dev, int k)
+{
+    for (size_t i = 0; i < COPY; i++)
+        src[i] = (char)(i * 7 + (size_t)k);
+    memset(dst, 0, COPY);
+    if (cudaMemcpy(dev, src, COPY, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(dst, dev, COPY, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return 0;
+    return memcmp(src, dst, COPY) == 0;
+}
+
+int main(int argc, char **argv)
+{
+    int counts_only = argc > 1 && strcmp(argv[1], "-c") == 0;
+    static struct range maps[MAXMAP];
+    long page = sysconf(_SC_PAGESIZE);
+    size_t pages = 0, visible = 0, pinned = 0, freed = 0;
+    char *block = NULL, *src = malloc(COPY), *dst = malloc(COPY);
+    void *dev = NULL;
+    cudaStream_t s = NULL;
+    cudaGraph_t g = NULL;
+    int n;
+
+    if (!src || !dst)
+        return 1;
+    ok(cudaFree(0) == cudaSuccess, "the device starts");
+    ok(cudaHostAlloc((void **)&block, BLOCK, cudaHostAllocDefault) == cudaSuccess, "a pinned block");
+    ok(cudaMalloc(&dev, COPY) == cudaSuccess, "a device buffer");
+    memset(block, 1, BLOCK);
+    ok(round_trip(src, dst, dev, 1), "pageable copies each way, before the walk");
+
+    n = read_maps(maps, MAXMAP);
+    ok(n > 0, "%d mappings to walk", n);
+    for (int i = 0; i < n; i++) {
+        for (uintptr_t a = maps[i].lo; a < maps[i].hi; a += (uintptr_t)page) {
+            struct cudaPointerAttributes at;
+            unsigned int flags = 0;
+            void *p = (void *)a;
+
+            if (a >= (uintptr_t)block && a < (uintptr_t)block + BLOCK)
+                continue;
+            if (a >= (uintptr_t)dev && a < (uintptr_t)dev + COPY)
+                continue;    /* the simulated device's memory is host memory too */
+            pages++;
+            memset(&at, 0, sizeof at);
+            if (cudaPointerGetAttributes(&at, p) == cudaSuccess && at.type == cudaMemoryTypeHost)
+                visible++;
+            if (cudaHostGetFlags(&flags, p) == cudaSuccess)
+                pinned++;
+            if (cudaFreeHost(p) == cudaSuccess)
+                freed++;
+            cudaGetLastError();
+        }
+    }
+    printf("pages=%zu visible=%zu pinned=%zu freed=%zu\n", pages, visible, pinned, freed);
+    ok(pages > 1000, "pages walked (%zu)", pages);
+    if (!counts_only) {
+        ok(visible == 0, "no page but the program's block is host memory to cudaPointerGetAttributes (%zu are)",
+           visible);
+        ok(pinned == 0, "no page but the program's block is pinned to cudaHostGetFlags (%zu are)", pinned);
+        ok(freed == 0, "no page but the program's block can be freed (%zu were)", freed);
+    }
+    ok(round_trip(src, dst, dev, 2), "pageable copies each way, after the walk");
+
+    ok(cudaStreamCreate(&s) == cudaSuccess, "a stream");
+    ok(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess, "a global capture");
+    is_int(cudaFreeHost(block), cudaErrorStreamCaptureUnsupported, "the block's free inside it is refused");
+    is_int(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated, "and invalidates the capture");
+    is_int(cudaFreeHost(block), cudaSuccess, "the block's free after it");
+    cudaGetLastError();
+    cudaStreamDestroy(s);
+    cudaFree(dev);
+    free(src);
+    free(dst);
+    return done_testing();
+}
