@@ -117,7 +117,7 @@ pc_gpu_section() {
         pc_gpu_folder driver 200 40 "static cudart, driver API, Numba, CuPy (tests/driver)"
         rc=$? ;;
     sim)
-        pc_gpu_folder sim 300 40 "make check's tests/sim programs on the real runtime: fastobs plain, PINCACHE_FAST_ALLOC=off and on"
+        pc_gpu_folder sim 300 40 "make check's tests/sim programs on the real runtime: fastobs and ownmem plain, PINCACHE_FAST_ALLOC=off and on"
         rc=$? ;;
     smoke)
         # the same checksum plainly and under the shim
