@@ -133,6 +133,11 @@ int pc_fast_unregister(void *base, int dev)
  * two such frees never share one. */
 static pthread_mutex_t W = PTHREAD_MUTEX_INITIALIZER;
 static void *pc_fast_witness_tab[PC_FAST_NDEV];
+/* The device whose context a witness was made in: dev's own, but for a
+ * process whose driver cannot push dev's primary context (no libcuda: the
+ * simulated device), where it is whichever device was current, and that
+ * device's loss takes the witness with it.  W held. */
+static int pc_fast_witness_home[PC_FAST_NDEV];
 
 /* In the current context, which the caller has checked is device dev's
  * (a cache miss never comes from a created context: hostmem.c), or in
@@ -140,6 +145,7 @@ static void *pc_fast_witness_tab[PC_FAST_NDEV];
  * held. */
 static void pc_fast_witness_make(int dev, void *arg)
 {
+    CUdevice home = -1;
     void *w = NULL;
 
     (void)arg;
@@ -151,6 +157,7 @@ static void pc_fast_witness_make(int dev, void *arg)
             D.free_host(w);
         return;
     }
+    pc_fast_witness_home[dev] = D.get_device && D.get_device(&home) == CUDA_SUCCESS ? (int)home : dev;
     __atomic_store_n(&pc_fast_witness_tab[dev], w, __ATOMIC_RELEASE);
 }
 
@@ -220,9 +227,18 @@ void pc_fast_witness_lost(int dev)
 {
     if (dev < 0 || dev >= PC_FAST_NDEV)
         return;
+    /* Every witness made in dev's context goes with it; a stale one left
+     * in the table of pincache's own memory would hide the program's next
+     * block at its address (fuzzer seeds 82846-82850, two devices). */
     pthread_mutex_lock(&W);
-    pc_own_remove(__atomic_load_n(&pc_fast_witness_tab[dev], __ATOMIC_ACQUIRE));
-    __atomic_store_n(&pc_fast_witness_tab[dev], NULL, __ATOMIC_RELEASE);
+    for (int d = 0; d < PC_FAST_NDEV; d++) {
+        void *w = __atomic_load_n(&pc_fast_witness_tab[d], __ATOMIC_ACQUIRE);
+
+        if (w && (d == dev || pc_fast_witness_home[d] == dev)) {
+            pc_own_remove(w);
+            __atomic_store_n(&pc_fast_witness_tab[d], NULL, __ATOMIC_RELEASE);
+        }
+    }
     pthread_mutex_unlock(&W);
 }
 

@@ -33,7 +33,9 @@ CUresult pc_fast_quiet_alloc(void **p, size_t n, unsigned int flags);
 /* That call is reachable and a context is current. */
 int pc_fast_quiet_ready(void);
 
-/* Device dev's context is gone, and its witness with it. */
+/* Device dev's context is gone, and every witness made in it (its own, and
+ * where no primary context could be pushed, other devices' made while it
+ * was current). */
 void pc_fast_witness_lost(int dev);
 void pc_fast_drv_after_fork_child(void);
 
