@@ -9,7 +9,10 @@
  * holding a dangling pointer there would ask: cudaPointerGetAttributes
  * (host memory?), cudaHostGetFlags (pinned?), and cudaFreeHost.  Plainly
  * nothing but the program's block is pinned, so every page must answer "no"
- * and every free must fail.  Then the copies must still carry their bytes,
+ * and every free must fail.  The driver's forms are asked too, through the
+ * runtime's entry points (cuPointerGetAttribute, cuMemHostGetFlags,
+ * cuMemFreeHost first, then cudaFreeHost), where the runtime has them.
+ * Then the copies must still carry their bytes,
  * and a free of the program's block inside a global capture must still be
  * refused (900), as it is plainly.  Prints TAP and "pages=N visible=N
  * pinned=N freed=N".  -c: counts only, no test point on them (on a real
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include "../tap.h"
 
@@ -28,6 +32,49 @@
 #define COPY (8u << 20)
 #define MAXMAP 4096
 #define MAXREGION (1ull << 30)   /* larger mappings are reservations, not pinned blocks */
+
+static struct {
+    __typeof__(&cuPointerGetAttribute) attr;
+    __typeof__(&cuMemHostGetFlags) flags;
+    __typeof__(&cuMemFreeHost) free;
+} drv;
+
+/* The driver's function sym through the runtime, or NULL. */
+static void *drv_entry(const char *sym)
+{
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+    void *fn = NULL;
+
+    if (cudaGetDriverEntryPointByVersion(sym, &fn, CUDA_VERSION, cudaEnableDefault, &st) != cudaSuccess ||
+        st != cudaDriverEntryPointSuccess)
+        fn = NULL;
+    cudaGetLastError();
+    return fn;
+}
+
+/* What a dangling pointer p gets: counted into v (host memory), g (pinned)
+ * and f (freed), by the runtime's calls and, where found, the driver's. */
+static void ask(void *p, size_t *v, size_t *g, size_t *f)
+{
+    struct cudaPointerAttributes at;
+    unsigned int flags = 0, type = 0;
+
+    memset(&at, 0, sizeof at);
+    if (cudaPointerGetAttributes(&at, p) == cudaSuccess && at.type == cudaMemoryTypeHost)
+        ++*v;
+    if (cudaHostGetFlags(&flags, p) == cudaSuccess)
+        ++*g;
+    if (drv.attr && drv.attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS &&
+        type == CU_MEMORYTYPE_HOST)
+        ++*v;
+    if (drv.flags && drv.flags(&flags, p) == CUDA_SUCCESS)
+        ++*g;
+    if (drv.free && drv.free(p) == CUDA_SUCCESS)
+        ++*f;
+    if (cudaFreeHost(p) == cudaSuccess)
+        ++*f;
+    cudaGetLastError();
+}
 
 struct range {
     uintptr_t lo, hi;
@@ -81,6 +128,11 @@ int main(int argc, char **argv)
     ok(cudaFree(0) == cudaSuccess, "the device starts");
     ok(cudaHostAlloc((void **)&block, BLOCK, cudaHostAllocDefault) == cudaSuccess, "a pinned block");
     ok(cudaMalloc(&dev, COPY) == cudaSuccess, "a device buffer");
+    drv.attr = (__typeof__(drv.attr))drv_entry("cuPointerGetAttribute");
+    drv.flags = (__typeof__(drv.flags))drv_entry("cuMemHostGetFlags");
+    drv.free = (__typeof__(drv.free))drv_entry("cuMemFreeHost");
+    diag("driver entry points: cuPointerGetAttribute %s, cuMemHostGetFlags %s, cuMemFreeHost %s",
+         drv.attr ? "found" : "absent", drv.flags ? "found" : "absent", drv.free ? "found" : "absent");
     memset(block, 1, BLOCK);
     ok(round_trip(src, dst, dev, 1), "pageable copies each way, before the walk");
 
@@ -88,31 +140,20 @@ int main(int argc, char **argv)
     ok(n > 0, "%d mappings to walk", n);
     for (int i = 0; i < n; i++) {
         for (uintptr_t a = maps[i].lo; a < maps[i].hi; a += (uintptr_t)page) {
-            struct cudaPointerAttributes at;
-            unsigned int flags = 0;
-            void *p = (void *)a;
-
             if (a >= (uintptr_t)block && a < (uintptr_t)block + BLOCK)
                 continue;
             if (a >= (uintptr_t)dev && a < (uintptr_t)dev + COPY)
                 continue;    /* the simulated device's memory is host memory too */
             pages++;
-            memset(&at, 0, sizeof at);
-            if (cudaPointerGetAttributes(&at, p) == cudaSuccess && at.type == cudaMemoryTypeHost)
-                visible++;
-            if (cudaHostGetFlags(&flags, p) == cudaSuccess)
-                pinned++;
-            if (cudaFreeHost(p) == cudaSuccess)
-                freed++;
-            cudaGetLastError();
+            ask((void *)a, &visible, &pinned, &freed);
         }
     }
     printf("pages=%zu visible=%zu pinned=%zu freed=%zu\n", pages, visible, pinned, freed);
     ok(pages > 1000, "pages walked (%zu)", pages);
     if (!counts_only) {
-        ok(visible == 0, "no page but the program's block is host memory to cudaPointerGetAttributes (%zu are)",
+        ok(visible == 0, "no page but the program's block is host memory to the pointer queries (%zu answers)",
            visible);
-        ok(pinned == 0, "no page but the program's block is pinned to cudaHostGetFlags (%zu are)", pinned);
+        ok(pinned == 0, "no page but the program's block is pinned to the flags queries (%zu answers)", pinned);
         ok(freed == 0, "no page but the program's block can be freed (%zu were)", freed);
     }
     ok(round_trip(src, dst, dev, 2), "pageable copies each way, after the walk");

@@ -8,11 +8,13 @@
 # Plainly, and under the shim with fast blocks for everything (the witness,
 # fast ring chunks) and with none (the ring's chunks from cudaHostAlloc).
 # The shim runs must have made a ring and, with fast blocks, a witness (a
-# fast block), or the walk proves nothing.  Seen failing before the rings'
-# chunks and the witnesses were recorded as pincache's own (fuzzer seed
-# 12496): with fast blocks visible=6 pinned=6 freed=6 (five ring chunks and
-# the witness) and the capture's free answered 1 (the freed witness's answer),
-# without them visible=5 pinned=5 freed=5.
+# fast block), or the walk proves nothing.  The runtime's and the driver's
+# forms are asked (the driver's through the runtime's entry points).  Seen
+# failing before the rings' chunks and the witnesses were recorded as
+# pincache's own (fuzzer seed 12496): with fast blocks 6 pages (five ring
+# chunks and the witness) answered as pinned to both forms of each query and
+# were freed, and the capture's free answered 1 (the freed witness's
+# answer); without them 5.
 . "$top_srcdir/tests/diag/common.sh"
 
 tap_program "plain" plain "$SIM_BIN/ownmem"
