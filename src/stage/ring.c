@@ -17,15 +17,17 @@
 
 struct pc_rings pc_rings = { PTHREAD_MUTEX_INITIALIZER, { NULL }, NULL };
 
-/* Drop a ring (device reset, fork): its memory may belong to nobody now, so
- * it is never touched again; kept on a list so it stays reachable. */
-/* A chunk given back: a fast block, else the runtime's. */
+/* A chunk given back: no longer pincache's own, a fast block, else the
+ * runtime's. */
 static void pc_ring_free_chunk(void *buf)
 {
+    pc_own_remove(buf);
     if (!pc_fast_release(buf))
         PC_CALL_REAL(cudaFreeHost, buf);
 }
 
+/* Drop a ring (device reset, fork): its memory may belong to nobody now, so
+ * it is never touched again; kept on a list so it stays reachable. */
 static void pc_ring_abandon(int dev)
 {
     struct pc_ring *r = pc_rings.ring[dev];
@@ -303,7 +305,6 @@ size_t pc_ring_shed(void)
         if (i < r->nalloc)
             continue;            /* a DMA failed: the context's sticky error, the program's to see */
         for (i = 0; i < r->nalloc; i++) {
-            pc_own_remove(r->slot[i].buf);
             pc_ring_free_chunk(r->slot[i].buf);
             r->slot[i].buf = r->bufs[i] = NULL;
         }
