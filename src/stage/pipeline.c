@@ -30,18 +30,13 @@ static cudaError_t pc_dma(const struct pc_plan *p, struct pc_ring *r, const stru
                                 PC_COPY_ASYNC);
 }
 
-/* Nothing to do for now: help the copy threads, or back off; waits: a
- * piece made ready whose DMA comes next (UINT64_MAX: none), whose slices
- * are all claimed if none is left to help with. */
-static void pc_idle(struct pc_xfer *x, unsigned *spins, uint64_t waits)
+/* Nothing to do for now: help the copy threads, or back off. */
+static void pc_idle(struct pc_xfer *x, unsigned *spins)
 {
-    if (pc_xfer_help_self(x)) {
+    if (pc_xfer_help(x))
         *spins = 0;
-        return;
-    }
-    if (waits != UINT64_MAX)
-        pc_xfer_behind(x, waits);
-    pc_xfer_relax(spins);
+    else
+        pc_xfer_relax(spins);
 }
 
 /* --- the two pipelines.  Each returns the copy's result; *redo is where the
@@ -129,7 +124,7 @@ static cudaError_t pc_run_h2d(struct pc_ring *r, const struct pc_plan *p, struct
             spins = 0;
             continue;
         }
-        pc_idle(x, &spins, dma < ready ? dma : UINT64_MAX);
+        pc_idle(x, &spins);
     }
     pc_xfer_end(x, dma == np);   /* every piece filled: the program's memory is not touched again */
     *used = ready;
@@ -180,7 +175,7 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
         }
         /* Copy out what has landed; with nothing left to copy, wait for
          * the next piece to land (one question a piece, no polling). */
-        if (pc_xfer_help_self(x)) {
+        if (pc_xfer_help(x)) {
             spins = 0;
             continue;
         }
@@ -194,8 +189,6 @@ static cudaError_t pc_run_d2h(struct pc_ring *r, const struct pc_plan *p, struct
                 continue;
             }
         }
-        if (retired < ready)
-            pc_xfer_behind(x, retired);
         pc_xfer_relax(&spins);
     }
     pc_xfer_end(x, retired == np);
@@ -282,7 +275,5 @@ int pc_pipeline_run(struct pc_plan *p, cudaError_t *result, size_t *redo, int *e
     *result = p->h2d ? pc_run_h2d(r, p, x, redo, elsewhere, &used)
                      : pc_run_d2h(r, p, x, redo, elsewhere, &used);
     r->head = (unsigned)((r->head + used) % nslot);
-    if (x->stalled)
-        PC_STAT_INC(stage_stalls);
     return !(*elsewhere && *redo == 0);  /* nothing moved: the runtime does it all */
 }

@@ -7,7 +7,6 @@
  * DMA, set the staged bandwidth, and they must never be created per copy. */
 #include "config.h"
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,8 +21,6 @@
 #define PC_XFER_MAX_THREADS 64
 #define PC_XFER_AUTO_THREADS 16
 #define PC_XFER_SPIN_NS 50000           /* spin this long for the next piece (a 4M DMA takes 76 us) before sleeping */
-#define PC_XFER_PROBE_MIN 4             /* clean transfers before a seat is given back, at least... */
-#define PC_XFER_PROBE_MAX 1024          /* ...and at most */
 
 /* Joining and leaving a transfer takes no lock.  A pool thread counts
  * itself in active, then reads job; pc_xfer_end clears job, then waits for
@@ -51,12 +48,8 @@ static struct {
     uint64_t last_end_ns;   /* when the last transfer ended (the caller's: one at a time) */
     unsigned asked;         /* the most participants asked for (under T.mu): a pool that could
                                not be made that large is not tried again for as many */
-    /* Seats after stalls (pc_xfer_behind): the callers' (one transfer at a time). */
-    unsigned cap;           /* the most seats a transfer hands out (UINT_MAX: no cap) */
-    unsigned clean;         /* clean transfers since the cap last moved */
-    unsigned probe;         /* clean transfers that give a seat back */
 } T = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-        NULL, 0, 0, 0, 0, 0, 0, UINT64_MAX, 0, 0, UINT_MAX, 0, PC_XFER_PROBE_MIN };
+        NULL, 0, 0, 0, 0, 0, 0, UINT64_MAX, 0, 0 };
 
 static inline void pc_cpu_relax(void)
 {
@@ -133,75 +126,6 @@ int pc_xfer_help(struct pc_xfer *x)
     return 1;
 }
 
-int pc_xfer_help_self(struct pc_xfer *x)
-{
-    uint64_t i, seen, t0;
-
-    if (pc_xfer_claim(x, &i, &seen) != 1)
-        return 0;
-    t0 = pc_xfer_now();
-    pc_xfer_copy_slice(x, i);
-    t0 = pc_xfer_now() - t0;
-    if (t0 > x->slice_ns)
-        x->slice_ns = t0;
-    return 1;
-}
-
-void pc_xfer_behind(struct pc_xfer *x, uint64_t k)
-{
-    uint64_t now, limit;
-
-    if (x->stalled || x->given == 0)
-        return;
-    now = pc_xfer_now();
-    if (x->wait_piece != k + 1) {
-        x->wait_piece = k + 1;
-        x->wait_t0 = now;
-        return;
-    }
-    limit = 8 * x->slice_ns > PC_XFER_STALL_NS ? 8 * x->slice_ns : PC_XFER_STALL_NS;
-    if (now - x->wait_t0 > limit)
-        x->stalled = 1;
-}
-
-unsigned pc_xfer_cap(void)
-{
-    return T.cap;
-}
-
-/* A copy's transfer ends: a stall halves the seats it had, a run of clean
- * transfers gives one back (stage_threads.h). */
-static void pc_xfer_adapt(const struct pc_xfer *x)
-{
-    if (x->fn || x->nslices < 2)
-        return;
-    if (x->stalled) {
-        T.cap = x->given / 2;
-        T.clean = 0;
-        T.probe = T.probe * 2 < PC_XFER_PROBE_MAX ? T.probe * 2 : PC_XFER_PROBE_MAX;
-        return;
-    }
-    if (T.cap == UINT_MAX || ++T.clean < T.probe)
-        return;
-    T.clean = 0;
-    T.probe = T.probe / 2 > PC_XFER_PROBE_MIN ? T.probe / 2 : PC_XFER_PROBE_MIN;
-    if (++T.cap + 1 >= __atomic_load_n(&T.threads, __ATOMIC_RELAXED))
-        T.cap = UINT_MAX;    /* as many seats as the pool has threads */
-}
-
-/* TEST ONLY (PINCACHE_TEST_STAGE_PAUSE): a pool thread sleeps with its
- * slice claimed, as one the scheduler put aside would. */
-static void pc_xfer_test_pause(void)
-{
-    struct timespec ts;
-
-    if (pc_opt.test_stage_pause <= 0)
-        return;
-    ts.tv_sec = pc_opt.test_stage_pause / 1000000;
-    ts.tv_nsec = (long)(pc_opt.test_stage_pause % 1000000) * 1000;
-    nanosleep(&ts, NULL);
-}
-
 int pc_xfer_piece_done(const struct pc_xfer *x, uint64_t k)
 {
     return __atomic_load_n(&x->left[pc_xfer_slot(x, k)], __ATOMIC_ACQUIRE) == 0;
@@ -260,10 +184,9 @@ static void pc_xfer_work(struct pc_xfer *x)
     int r;
 
     while ((r = pc_xfer_claim(x, &i, &seen)) >= 0) {
-        if (r) {
-            pc_xfer_test_pause();
+        if (r)
             pc_xfer_copy_slice(x, i);
-        } else
+        else
             pc_xfer_wait(x, seen);
     }
 }
@@ -427,9 +350,6 @@ void pc_xfer_begin(struct pc_xfer *x)
     }
     threads = __atomic_load_n(&T.threads, __ATOMIC_ACQUIRE);
     seats = x->seats;        /* not yet shared: no pool thread has seen x */
-    if (!x->fn && seats > T.cap)
-        x->seats = seats = T.cap;
-    x->given = threads > 1 ? seats : 0;
     if (threads > 1 && seats) {
         /* The job before the generation: a thread that sees the new
          * generation finds this job (or NULL, once it has ended). */
@@ -462,7 +382,7 @@ void pc_xfer_quiet(void)
 
 void pc_xfer_end(struct pc_xfer *x, int done)
 {
-    pc_xfer_adapt(x);
+
     __atomic_store_n(&x->stop, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&T.job, __ATOMIC_RELAXED) != x)
         return;              /* never handed out (one participant, or one slice) */

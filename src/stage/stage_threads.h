@@ -33,27 +33,6 @@ void pc_xfer_end(struct pc_xfer *x, int done);
 /* Wait until no pool thread is inside a transfer: before pc_xfer_init. */
 void pc_xfer_quiet(void);
 
-/* Copy threads that fall behind.  A pool thread descheduled in the middle
- * of its slice (more runnable threads than CPUs: PyTorch's OpenMP threads
- * spin on every CPU for a while after a parallel operation) holds its
- * piece's DMA, and the caller cannot take the slice over: the thread may
- * still be reading the program's memory, which the copy must not return
- * before.  So later transfers hand out fewer seats: a transfer that stalled
- * halves them, and a run of clean ones gives one back, the run twice as
- * long after each stall and half as long after each seat given back
- * (4 to 1024 transfers).  Not for pc_xfer_run's jobs. */
-/* The caller's own help (pc_xfer_help), the slice timed for pc_xfer_behind. */
-int pc_xfer_help_self(struct pc_xfer *x);
-/* The caller found nothing to claim while piece k (every slice of it
- * claimed) is not done.  Once it has waited for k longer than
- * PC_XFER_STALL_NS, or 8 times the longest slice it copied itself, the
- * transfer counts as stalled (x->stalled), and pc_xfer_end takes seats
- * from the next ones. */
-void pc_xfer_behind(struct pc_xfer *x, uint64_t k);
-#define PC_XFER_STALL_NS 250000
-/* Seats the next transfer may hand to pool threads (UINT_MAX: no cap). */
-unsigned pc_xfer_cap(void);
-
 /* Participants (pool threads + the caller), starting threads until there
  * are want of them: want <= 0 means min(16, CPUs).  The pool grows, never
  * shrinks: a transfer takes at most its own count of them (pc_xfer_init's

@@ -27,13 +27,6 @@ struct pc_xfer {
     /* A job that is not a copy (pc_xfer_run): fn(arg, i) replaces slice i's copy. */
     void (*fn)(void *arg, uint64_t i);
     void *arg;
-    /* The caller's watch on pool threads that fall behind (stage_threads.h:
-     * pc_xfer_behind); the caller's alone. */
-    unsigned given;          /* seats handed to the pool at pc_xfer_begin */
-    int stalled;             /* a claimed slice stayed unfinished past the limit */
-    uint64_t wait_piece;     /* the piece the caller last waited for, + 1 (0: none yet) */
-    uint64_t wait_t0;        /* when it began to wait for it */
-    uint64_t slice_ns;       /* the longest slice the caller copied itself */
 };
 
 /* Describe a transfer.  threads: participants the slicing is sized for, and

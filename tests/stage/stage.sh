@@ -56,19 +56,6 @@ PINCACHE_STAGE_THREADS=1
 tap_program "one thread" shim "$ST" -e staged -m 64K -M $SMALL integrity overwrite d2h order
 unset PINCACHE_STAGE_RING PINCACHE_STAGE_CHUNK PINCACHE_STAGE_MIN PINCACHE_STAGE_THREADS
 
-# Copy threads the scheduler puts aside (PINCACHE_TEST_STAGE_PAUSE: each
-# sleeps 2 ms with its slice claimed), 8 CPUs pretended: the bytes stay
-# right, a few copies stall and halve the seats of the next ones, and most
-# copies do not stall (without that, nearly every one did).
-PINCACHE_TEST_STAGE_PAUSE=2000 PINCACHE_TEST_CPUS=8 PINCACHE_REPORT=$SIM_TMP/pause.json
-export PINCACHE_TEST_STAGE_PAUSE PINCACHE_TEST_CPUS
-tap_program "paused copy threads" shim "$ST" -e staged -m 512K -M $MID integrity d2h
-check_stat "$SIM_TMP/pause.json" stage_stalls -ge 1 "pause: stalled copies counted"
-calls=$(( $(report_stat stage_h2d_calls "$SIM_TMP/pause.json") + $(report_stat stage_d2h_calls "$SIM_TMP/pause.json") ))
-check_stat "$SIM_TMP/pause.json" stage_stalls -le $((calls / 4)) "pause: at most a quarter of the $calls staged copies stalled"
-unset PINCACHE_TEST_STAGE_PAUSE PINCACHE_TEST_CPUS
-PINCACHE_REPORT=off
-
 # Copy threads per process without the node's share: min(16, CPUs, 8), or the
 # CPUs shared by the processes a launcher says run on this node
 # (LOCAL_WORLD_SIZE, torchrun's).  With it (the default), a process staging

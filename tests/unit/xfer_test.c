@@ -11,7 +11,6 @@
  * threads lingering between transfers.
  */
 #include <dirent.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,7 +20,6 @@
 #include <unistd.h>
 #include "stage/stage_threads.h"
 #include "stage/xfer_help.h"
-#include "util/options.h"
 #include "../tap.h"
 
 #define MAXSLOT 16
@@ -100,13 +98,10 @@ static int slot_free(unsigned s)
     return unsafe || __atomic_load_n(&E.done[s], __ATOMIC_ACQUIRE) >= issued[s];
 }
 
-/* H2D-like: host -> slots -> dev, as stage.c's pc_run_h2d; watch: the
- * caller watches for pool threads that fall behind, as pc_run_h2d does
- * (1: the transfer stalled). */
-static int run_to(char *dev, char *host, size_t n, size_t piece, unsigned nslot, unsigned head,
-                  unsigned threads, uint64_t stop_after, int nt, int watch)
+/* H2D-like: host -> slots -> dev, as stage.c's pc_run_h2d. */
+static void run_to(char *dev, char *host, size_t n, size_t piece, unsigned nslot, unsigned head,
+                   unsigned threads, uint64_t stop_after, int nt)
 {
-    int stalled;
     struct pc_xfer x;
     uint64_t ready = 0, dma = 0;
     unsigned spins = 0;
@@ -127,18 +122,13 @@ static int run_to(char *dev, char *host, size_t n, size_t piece, unsigned nslot,
             pc_xfer_ready(&x, ++ready);
             continue;
         }
-        if (watch ? pc_xfer_help_self(&x) : pc_xfer_help(&x))
-            continue;
-        if (watch && dma < ready)
-            pc_xfer_behind(&x, dma);
-        pc_xfer_relax(&spins);
+        if (!pc_xfer_help(&x))
+            pc_xfer_relax(&spins);
     }
     pc_xfer_end(&x, 0);
-    stalled = x.stalled;
     /* Gone, as a caller's stack frame is: a pool thread still reading it
      * would now find garbage pointers and crash the test. */
     memset(&x, 0xa5, sizeof x);
-    return stalled;
 }
 
 /* D2H-like: dev -> slots -> host, as pc_run_d2h. */
@@ -300,44 +290,6 @@ static void test_seats(void)
     pc_xfer_threads(8, 0);
 }
 
-/* ---- copy threads that fall behind (pc_xfer_behind): every pool thread
- * sleeps 2 ms with its slice claimed (PINCACHE_TEST_STAGE_PAUSE), as one
- * the scheduler put aside would; the seats must shrink so that most
- * transfers run without it, and come back once it stops.  The bytes stay
- * right throughout. */
-static void test_stalls(char *dev, char *host)
-{
-    const size_t n = 1 << 20;
-    unsigned pool = pc_xfer_threads(4, 0), stalls = 0, runs = 0, extra = 0;
-    long long bad = 0;
-
-    if (pool < 2) {
-        ok(1, "# SKIP stalls: no pool thread");
-        return;
-    }
-    pc_opt.test_stage_pause = 2000;
-    for (unsigned i = 0; i < 64; i++) {
-        fill(host, n, 40 + i);
-        stalls += run_to(dev, host, n, 256 * 1024, 4, i, pool, UINT64_MAX, 0, 1);
-        drain();
-        bad += bad_at(dev, n, 40 + i) >= 0;
-    }
-    ok(stalls >= 1 && stalls <= 10 && pc_xfer_cap() <= 1 && bad == 0,
-       "stalls: pool threads paused 2 ms in their slices stalled %u of 64 transfers; seats now %u of %u; "
-       "%lld bad", stalls, pc_xfer_cap(), pool - 1, bad);
-    pc_opt.test_stage_pause = 0;
-    while (pc_xfer_cap() != UINT_MAX && runs < 4000) {
-        fill(host, n, 7 + runs % 50);
-        extra += run_to(dev, host, n, 256 * 1024, 4, runs, pool, UINT64_MAX, 0, 1);
-        drain();
-        bad += bad_at(dev, n, 7 + runs % 50) >= 0;
-        runs++;
-    }
-    ok(pc_xfer_cap() == UINT_MAX && bad == 0,
-       "stalls: the seats came back after %u transfers without the pause (%u of them stalled on their own); "
-       "%lld bad", runs, extra, bad);
-}
-
 int main(int argc, char **argv)
 {
     static const size_t sizes[] = { 1, 63, 64 * 1024, 64 * 1024 + 1, 300000, 1 << 20, 2621443,
@@ -400,7 +352,7 @@ int main(int argc, char **argv)
                     pc_xfer_threads(4, tag % 4 == 0 ? 500 : 0);
                     memset(dev, 0x11, maxn + 2 * pad);
                     fill(host + o, n, tag);
-                    run_to(dev + pad, host + o, n, piece, nslot, head, part, UINT64_MAX, nt, 0);
+                    run_to(dev + pad, host + o, n, piece, nslot, head, part, UINT64_MAX, nt);
                     fill(host + o, n, tag + 7);   /* the source is free once it returns */
                     drain();
                     b1 = bad_at(dev + pad, n, tag);
@@ -420,17 +372,15 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (!unsafe) {
+    if (!unsafe)
         test_seats();
-        test_stalls(dev, host);
-    }
     if (unsafe) {
         ok(failures > 0, "unsafe: reusing slots without waiting corrupts copies (%lld bad)", failures);
     } else {
         ok(failures == 0, "every byte arrived, nothing outside the copy written (%lld bad)", failures);
         /* A transfer stopped half way returns; nobody touches its memory after. */
         fill(host, maxn, 3);
-        run_to(dev, host, maxn, 64 * 1024, 4, 0, threads, 5, 1, 0);
+        run_to(dev, host, maxn, 64 * 1024, 4, 0, threads, 5, 1);
         drain();
         memset(host, 0, maxn);
         ok(1, "a transfer stopped early ends cleanly");
