@@ -384,6 +384,11 @@ static int pc_looks_foreign(const void *p)
                  pc_own_contains(p));
 }
 
+void *pc_host_as_seen(void *p)
+{
+    return pc_looks_foreign(p) ? pc_foreign_anchor : p;
+}
+
 /* Blocks are cached apart by Portable, and the bit is answered from the
  * block's key, the flags asked for: the H200 answers a block under 2 MiB
  * with the Portable bit of the 2 MiB chunk its driver carved it from, an

@@ -25,4 +25,11 @@ CUresult pc_drv_pointer_get_attribute(void *data, CUpointer_attribute attr, CUde
 CUresult pc_drv_pointer_get_attributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr);
 CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags);
 
+/* The pointer to ask the runtime about in p's place: p, or where p points
+ * into pincache's own pinned memory or into a block the program freed to
+ * the cache (memory a dangling pointer finds unmapped plainly), an address
+ * pinned by nobody, whose answers (not pinned, not registered) are the
+ * runtime's own. */
+void *pc_host_as_seen(void *p);
+
 #endif

@@ -8,6 +8,7 @@
 #include <uthash.h>
 #include "api/register.h"
 #include "api/flavour.h"
+#include "api/hostmem.h"
 #include "stage/fastalloc.h"
 #include "stage/fastdrv.h"
 #include "util/state.h"
@@ -187,6 +188,9 @@ static int pc_unregister(const struct pc_flavour *fl, void *p)
     if (pc_state.mode != PC_MODE_OFF)
         PC_STAT_INC(unregister_calls);
     pc_diag_probe_device();
+    /* Freed to the cache, or pincache's own: unregistered memory plainly
+     * (713, last error included). */
+    p = pc_host_as_seen(p);
     /* A fast block's base would be unregistered for real.  The H200 answers
      * 1 for a cudaHostAlloc block's base (gpu_errors, run 57) and for any
      * registered block's interior pointer: the real call on the byte after

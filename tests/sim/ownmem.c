@@ -7,15 +7,18 @@
  * its ring), then walks every page of every readable and writable mapping
  * of the process outside its own block and asks each page what a program
  * holding a dangling pointer there would ask: cudaPointerGetAttributes
- * (host memory?), cudaHostGetFlags (pinned?), and cudaFreeHost.  Plainly
- * nothing but the program's block is pinned, so every page must answer "no"
- * and every free must fail.  The driver's forms are asked too, through the
- * runtime's entry points (cuPointerGetAttribute, cuMemHostGetFlags,
- * cuMemFreeHost first, then cudaFreeHost), where the runtime has them.
+ * (host memory?), cudaHostGetFlags (pinned?), cudaHostUnregister (anything
+ * but "not registered"?) and cudaFreeHost.  Plainly nothing but the
+ * program's block is pinned, so every page must answer "no" and every free
+ * must fail.  The driver's forms are asked too, through the runtime's entry
+ * points (cuPointerGetAttribute, cuMemHostGetFlags, cuMemHostUnregister,
+ * cuMemFreeHost first, then cudaFreeHost), where the runtime has them.  On
+ * the simulated device a second block, freed before the walk, is an idle
+ * block of the cache under pincache: its pages must answer as plainly.
  * Then the copies must still carry their bytes,
  * and a free of the program's block inside a global capture must still be
  * refused (900), as it is plainly.  Prints TAP and "pages=N visible=N
- * pinned=N freed=N".  -c: counts only, no test point on them (on a real
+ * pinned=N unreg=N freed=N".  -c: counts only, no test point on them (on a real
  * GPU, tests/sim/run-gpu.sh compares them with the plain run's: the
  * driver's own memory is not the simulated device's). */
 #define _GNU_SOURCE
@@ -37,6 +40,7 @@ static struct {
     __typeof__(&cuPointerGetAttribute) attr;
     __typeof__(&cuMemHostGetFlags) flags;
     __typeof__(&cuMemFreeHost) free;
+    __typeof__(&cuMemHostUnregister) unreg;
 } drv;
 
 /* The driver's function sym through the runtime, or NULL. */
@@ -52,9 +56,10 @@ static void *drv_entry(const char *sym)
     return fn;
 }
 
-/* What a dangling pointer p gets: counted into v (host memory), g (pinned)
- * and f (freed), by the runtime's calls and, where found, the driver's. */
-static void ask(void *p, size_t *v, size_t *g, size_t *f)
+/* What a dangling pointer p gets: counted into v (host memory), g (pinned),
+ * u (an unregister that answers other than "not registered") and f
+ * (freed), by the runtime's calls and, where found, the driver's. */
+static void ask(void *p, size_t *v, size_t *g, size_t *u, size_t *f)
 {
     struct cudaPointerAttributes at;
     unsigned int flags = 0, type = 0;
@@ -69,6 +74,10 @@ static void ask(void *p, size_t *v, size_t *g, size_t *f)
         ++*v;
     if (drv.flags && drv.flags(&flags, p) == CUDA_SUCCESS)
         ++*g;
+    if (cudaHostUnregister(p) != cudaErrorHostMemoryNotRegistered)
+        ++*u;
+    if (drv.unreg && drv.unreg(p) != CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
+        ++*u;
     if (drv.free && drv.free(p) == CUDA_SUCCESS)
         ++*f;
     if (cudaFreeHost(p) == cudaSuccess)
@@ -116,8 +125,8 @@ int main(int argc, char **argv)
     int counts_only = argc > 1 && strcmp(argv[1], "-c") == 0;
     static struct range maps[MAXMAP];
     long page = sysconf(_SC_PAGESIZE);
-    size_t pages = 0, visible = 0, pinned = 0, freed = 0;
-    char *block = NULL, *src = malloc(COPY), *dst = malloc(COPY);
+    size_t pages = 0, visible = 0, pinned = 0, unreg = 0, freed = 0;
+    char *block = NULL, *idle = NULL, *src = malloc(COPY), *dst = malloc(COPY);
     void *dev = NULL;
     cudaStream_t s = NULL;
     cudaGraph_t g = NULL;
@@ -131,8 +140,18 @@ int main(int argc, char **argv)
     drv.attr = (__typeof__(drv.attr))drv_entry("cuPointerGetAttribute");
     drv.flags = (__typeof__(drv.flags))drv_entry("cuMemHostGetFlags");
     drv.free = (__typeof__(drv.free))drv_entry("cuMemFreeHost");
-    diag("driver entry points: cuPointerGetAttribute %s, cuMemHostGetFlags %s, cuMemFreeHost %s",
-         drv.attr ? "found" : "absent", drv.flags ? "found" : "absent", drv.free ? "found" : "absent");
+    drv.unreg = (__typeof__(drv.unreg))drv_entry("cuMemHostUnregister");
+    diag("driver entry points: cuPointerGetAttribute %s, cuMemHostGetFlags %s, cuMemFreeHost %s, "
+         "cuMemHostUnregister %s", drv.attr ? "found" : "absent", drv.flags ? "found" : "absent",
+         drv.free ? "found" : "absent", drv.unreg ? "found" : "absent");
+    /* A block freed before the walk: plainly unmapped, under pincache an
+     * idle block of the cache, which dangling pointers must find as
+     * plainly.  Not on a real GPU (-c), whose driver may keep a small
+     * freed block's pages in a chunk of its own: unmeasured. */
+    if (!counts_only) {
+        ok(cudaHostAlloc((void **)&idle, BLOCK, cudaHostAllocDefault) == cudaSuccess &&
+           cudaFreeHost(idle) == cudaSuccess, "a pinned block allocated and freed");
+    }
     memset(block, 1, BLOCK);
     ok(round_trip(src, dst, dev, 1), "pageable copies each way, before the walk");
 
@@ -145,15 +164,16 @@ int main(int argc, char **argv)
             if (a >= (uintptr_t)dev && a < (uintptr_t)dev + COPY)
                 continue;    /* the simulated device's memory is host memory too */
             pages++;
-            ask((void *)a, &visible, &pinned, &freed);
+            ask((void *)a, &visible, &pinned, &unreg, &freed);
         }
     }
-    printf("pages=%zu visible=%zu pinned=%zu freed=%zu\n", pages, visible, pinned, freed);
+    printf("pages=%zu visible=%zu pinned=%zu unreg=%zu freed=%zu\n", pages, visible, pinned, unreg, freed);
     ok(pages > 1000, "pages walked (%zu)", pages);
     if (!counts_only) {
         ok(visible == 0, "no page but the program's block is host memory to the pointer queries (%zu answers)",
            visible);
         ok(pinned == 0, "no page but the program's block is pinned to the flags queries (%zu answers)", pinned);
+        ok(unreg == 0, "every page is unregistered memory to an unregister (%zu other answers)", unreg);
         ok(freed == 0, "no page but the program's block can be freed (%zu were)", freed);
     }
     ok(round_trip(src, dst, dev, 2), "pageable copies each way, after the walk");

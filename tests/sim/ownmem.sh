@@ -3,7 +3,8 @@
 # blocks' witness) is nothing a program can see or free.  ownmem.c walks
 # every page of the process's writable mappings but its own pinned block
 # and asks each what a dangling pointer there would get: no host memory,
-# not pinned, not freed; then its staged copies must carry their bytes and
+# not pinned, not registered, not freed (a block it freed to the cache
+# included); then its staged copies must carry their bytes and
 # its block's free inside a global capture must still be refused (900).
 # Plainly, and under the shim with fast blocks for everything (the witness,
 # fast ring chunks) and with none (the ring's chunks from cudaHostAlloc).
@@ -14,7 +15,9 @@
 # pincache's own (fuzzer seed 12496): with fast blocks 6 pages (five ring
 # chunks and the witness) answered as pinned to both forms of each query and
 # were freed, and the capture's free answered 1 (the freed witness's
-# answer); without them 5.
+# answer); without them 5.  Seen failing before unregisters of such
+# pointers answered as for memory nobody registered: 10,272-10,274 pages
+# (ring chunks, the idle block) answered 1 instead of 713.
 . "$top_srcdir/tests/diag/common.sh"
 
 tap_program "plain" plain "$SIM_BIN/ownmem"
