@@ -397,7 +397,7 @@ void *pc_host_as_seen(void *p)
  * Everything else, errors included, is the real function's answer. */
 static int pc_get_flags(const struct pc_flavour *fl, unsigned int *flags, void *p)
 {
-    int err = fl->get_flags(flags, pc_looks_foreign(p) ? pc_foreign_anchor : p);
+    int err = fl->get_flags(flags, pc_host_as_seen(p));
     int key = err == 0 && flags && pc_state.mode == PC_MODE_CACHE && !pc_state.forked_child
             ? pc_pool_live_key(&pc_cache, p) : -1;
 
@@ -419,7 +419,7 @@ CUresult pc_drv_host_get_flags(unsigned int *flags, void *p)
 /* The device's address of a block: the real function's answer. */
 static int pc_dev_ptr(const struct pc_flavour *fl, void *pdev, void *p, unsigned int flags)
 {
-    return fl->dev_ptr(pdev, pc_looks_foreign(p) ? pc_foreign_anchor : p, flags);
+    return fl->dev_ptr(pdev, pc_host_as_seen(p), flags);
 }
 
 CUresult pc_drv_host_get_device_pointer(CUdeviceptr *pdev, void *p, unsigned int flags)
