@@ -13,6 +13,9 @@
 # batches.  Each figure is the median of the runs'.
 #
 # SYNCTAX_LIB: another libpincache.so (an earlier commit's) to measure.
+# SYNCTAX_CPU: a CPU list (taskset -c) every run is held to, plain and
+# pincache alike, so that neither side's figures move with the scheduler's
+# choice of CPU (hosts whose CPUs run at two speeds); unset: not held.
 # The program: SYNCTAX_PROG, else synctax.cu built here with nvcc into
 # BUILDDIR/tests/bench/synctax (the section "synctax" of
 # tests/gpu/sections.sh, which scripts/h200.sh runs).  make check builds
@@ -41,6 +44,11 @@ rounds=${SYNCTAX_ROUNDS:-5}
 args=${SYNCTAX_ARGS:-51 2000}
 target=${SYNCTAX_TARGET_NS:-100}
 ctarget=${SYNCTAX_COPY_TARGET_NS:-100}
+pin=()
+if [ -n "${SYNCTAX_CPU:-}" ]; then
+    command -v taskset >/dev/null || { echo "synctax.sh: SYNCTAX_CPU needs taskset" >&2; exit 2; }
+    pin=(taskset -c "$SYNCTAX_CPU")
+fi
 [ -f "$lib" ] || { echo "synctax.sh: $lib not found (build pincache first)" >&2; exit 2; }
 
 prog=${SYNCTAX_PROG:-}
@@ -62,7 +70,7 @@ run() {
     echo "synctax.sh: $1" >&2
     rm -f "$out/$1.json"
     # shellcheck disable=SC2086
-    timeout -k 5 120 env "${env[@]}" "$prog" $args >"$out/$1.out" 2>"$out/$1.err"
+    timeout -k 5 120 env "${env[@]}" "${pin[@]}" "$prog" $args >"$out/$1.out" 2>"$out/$1.err"
 }
 
 rm -f "$out"/run.*
@@ -103,6 +111,7 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(nproc) CPUs, Linux $(una
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
 echo "- GPU, driver: ${gpu:-none found (a simulated device?)}"
 echo "- program: $prog $args; $rounds runs each way, alternating; pincache: $lib"
+echo "- CPUs: ${SYNCTAX_CPU:-any (SYNCTAX_CPU unset)}"
 echo "- command: \`$cmdline\`"
 echo "- a copy: cudaMemcpy (memcpy-), or cudaMemcpyAsync + cudaStreamSynchronize (async-), of 4 KiB or 64 KiB"
 echo
