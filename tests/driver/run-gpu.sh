@@ -41,6 +41,8 @@ static_build() { # OUT SRC
 }
 field() { sed -n "s/^RESULT .* $2=\([^ ]*\).*/\1/p" "$out/$1.out" 2>/dev/null | head -n 1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf "%.2f\n", a / b }'; }
+# within A B: A and B measured and A at most 1.25 x B
+within() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a <= 1.25 * b) }'; }
 lesser() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "") print b; else if (b == "" || a + 0 <= b + 0) print a; else print b }'; }
 shimenv() { echo LD_PRELOAD="$lib" PINCACHE_MODE=cache PINCACHE_REPORT="$out/$1.json"; }
 
@@ -80,7 +82,7 @@ else
         # Compared under the shim, not as speedups: the plain runs' real
         # calls vary more than the shim does (H200 run 9: a static plain 1 MB
         # run's repetitions took 0.95-1.41 ms per batch).
-        if ! awk -v a="$sh" -v b="$ssh" 'BEGIN { exit !(a != "" && b != "" && a <= 1.25 * b) }'; then
+        if ! within "$sh" "$ssh"; then
             # Once more, both: on some hosts the copy rate moves from one
             # run to the next (an H100's static 64 MB shimmed run came out
             # over 1.25x the shared one's in one run and not in the next);
@@ -95,7 +97,7 @@ else
             sp=$(ratio "$pl" "$sh")
             ssp=$(ratio "$spl" "$ssh")
         fi
-        awk -v a="$sh" -v b="$ssh" 'BEGIN { exit !(a != "" && b != "" && a <= 1.25 * b) }'
+        within "$sh" "$ssh"
         check $? "churn static $s MB under the shim: ${sh:-?} ms/batch, at most 1.25 x the shared build's ${ssh:-?} (speedups ${sp:-?}x and ${ssp:-?}x)"
         table+=("| $s MB | ${pl:-fail} | ${sh:-fail} | ${tb:-fail} | ${sp:-n/a} | $(ratio "$tb" "$sh") | ${spl:-fail} | ${ssh:-fail} | ${ssp:-n/a} |")
     done
