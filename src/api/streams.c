@@ -215,12 +215,21 @@ CUresult pc_drv_ctx_destroyed(CUresult r, CUcontext ctx)
 
 /* --- captures: no fence runs while one is under way --- */
 
-/* Success is 0 in both flavours.  Captures begun through the driver API
- * (static cudart, XLA) count as the runtime's do. */
+/* A capture counts from before the runtime begins it: counted after, a
+ * fence's query of the stream (a watch, fence.c) could come between, and
+ * a query of a capturing stream breaks the capture.  Frees meanwhile go to
+ * the runtime, as during the capture.  Success is 0 in both flavours.
+ * Captures begun through the driver API (static cudart, XLA) count as the
+ * runtime's do. */
+void pc_capture_beginning(void)
+{
+    pc_fence_capture_begin();
+}
+
 static int pc_began(int r)
 {
-    if (r == 0)
-        pc_fence_capture_begin();
+    if (r != 0)
+        pc_fence_capture_cancel();
     return r;
 }
 

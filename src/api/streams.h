@@ -34,8 +34,11 @@ CUresult pc_drv_ctx_destroyed(CUresult r, CUcontext ctx);
  * the cache or fenced. */
 int pc_ctx_created_current(void);
 
-/* Captures: begun (r: the real call's answer, returned), and ended by
- * EndCapture (ptsz: the _ptsz form), counting the capture it ends. */
+/* Captures: about to begin (counted before the real call, so that no
+ * fence's query reaches a stream once it captures), begun (r: the real
+ * call's answer, returned; a refusal uncounts it), and ended by EndCapture
+ * (ptsz: the _ptsz form), counting the capture it ends. */
+void pc_capture_beginning(void);
 cudaError_t pc_capture_began(cudaError_t r);
 CUresult pc_drv_capture_began(CUresult r);
 cudaError_t pc_end_capture(cudaStream_t s, cudaGraph_t *g, int ptsz);

@@ -59,33 +59,46 @@ static int pc_fence_keep(struct pc_fence *f, struct pc_ev *e, int check, int *bu
     return 0;
 }
 
-/* Cover stream s in f; *busy when it had work in flight.
- * The legacy stream always gets an event, dropped at once if already
+/* Cover the legacy stream of device dev (current) in f; *busy when it had
+ * work in flight.  It always gets an event, dropped at once if already
  * complete: an event on it covers the blocking and every thread's
  * per-thread default stream (measured on the H200), and on an idle device
  * it completes at once (measured: 2,000 of 2,000), so one record and one
- * query both fence and tell whether work was in flight.  A non-blocking
- * stream gets an event only when a query finds it busy.
- * Returns 0 or -1. */
-static int pc_cover_stream(struct pc_fence *f, void *s, int dev, int legacy, int *busy)
+ * query both fence and tell whether work was in flight.  Returns 0 or -1. */
+static int pc_cover_legacy(struct pc_fence *f, int dev, int *busy)
 {
-    struct pc_ev *e;
+    struct pc_ev *e = pc_ev_get(dev);
 
-    if (!legacy) {
-        int q = O->stream_query(s);
-        if (q == PC_FQ_DONE)
-            return 0;
-        if (q != PC_FQ_PENDING)
-            return -1;           /* capturing, or broken: let the caller pass through */
-    }
-    e = pc_ev_get(dev);
     if (!e)
         return -1;
-    if (O->event_record(e->ev, s) != 0) {
+    if (O->event_record(e->ev, PC_STREAM_LEGACY) != 0) {
         pc_ev_put(e);
         return -1;
     }
-    return pc_fence_keep(f, e, legacy, busy);
+    return pc_fence_keep(f, e, 1, busy);
+}
+
+/* Cover known non-blocking stream st (its device current) in f.  Nothing is
+ * ever recorded on it: an event queued behind the program's work would be
+ * work of its stream, and a cudaStreamQuery right after the program
+ * synchronized the stream would answer not ready while that event trails
+ * the work it waited for (the simulated fuzzer's seeds 1178 and 12365).  A
+ * busy stream is watched instead: the fence is complete once a query finds
+ * it idle (pc_watch_done).  An idle one says so to earlier watches.
+ * Returns 0 or -1 (capturing, or broken: the caller passes the free
+ * through). */
+static int pc_cover_stream(struct pc_fence *f, struct pc_stream *st, int *busy)
+{
+    int q = O->stream_query(st->s);
+
+    if (q == PC_FQ_DONE) {
+        st->idle_at = ++F.obs;
+        return 0;
+    }
+    if (q != PC_FQ_PENDING || pc_fence_watch(f, st) != 0)
+        return -1;
+    *busy = 1;
+    return 0;
 }
 
 /* Cover device dev's current context in f with one context-wide event,
@@ -160,10 +173,10 @@ static int pc_cover_device(int dev, void *arg)
         PC_STAT_INC(fence_blind);
         return -1;
     }
-    rc = pc_cover_stream(c->f, PC_STREAM_LEGACY, dev, 1, c->busy);
+    rc = pc_cover_legacy(c->f, dev, c->busy);
     HASH_ITER(hh, F.streams, st, tmp) {
         if (rc == 0 && st->dev == dev && st->nonblocking)
-            rc = pc_cover_stream(c->f, st->s, dev, 0, c->busy);
+            rc = pc_cover_stream(c->f, st, c->busy);
     }
     return rc;
 }
@@ -222,7 +235,7 @@ int pc_fence_record(uint64_t *seq, int *busy)
         pc_fence_release(f);
         goto fail;
     }
-    if (f->n == 0) {
+    if (f->n == 0 && f->nw == 0) {
         pc_fence_release(f);
     } else {
         pc_fence_enqueue(f, seq);
@@ -239,20 +252,72 @@ int pc_fence_known(uint64_t seq)
     return seq <= __atomic_load_n(&F.done_upto, __ATOMIC_ACQUIRE);
 }
 
+/* A watched stream's query, its device current (pc_fence_visit).  A failed
+ * one is done and ends caching, as a failed event query does (pc_ev_done):
+ * the context is gone, and nothing more runs there. */
+struct pc_wq {
+    void *s;
+    int q;
+};
+
+static int pc_watch_query(int dev, void *arg)
+{
+    struct pc_wq *a = arg;
+
+    (void)dev;
+    a->q = O->stream_query(a->s);
+    if (a->q == PC_FQ_ERROR) {
+        pc_fence_mark_broken(0, "cudaStreamQuery of a watched stream");
+        a->q = PC_FQ_DONE;
+    }
+    return 0;
+}
+
+/* Is watch w complete?  Its stream seen idle since the watch began; a
+ * destroyed one once the event recorded at its destroy is; else a query,
+ * with the stream's device current, and never during a capture (a query
+ * of a capturing stream breaks the capture).  *cur: the current device,
+ * asked at the first query (-1 until then).  F.lock held. */
+static int pc_watch_done(const struct pc_watch *w, int *cur)
+{
+    struct pc_stream *st = w->st;
+    struct pc_wq a = { st->s, PC_FQ_PENDING };
+
+    if (st->idle_at > w->t)
+        return 1;
+    if (st->gone) {
+        if (st->zombie && !pc_ev_done(st->zombie))
+            return 0;
+    } else {
+        if (__atomic_load_n(&F.capture, __ATOMIC_ACQUIRE) > 0 || (*cur < 0 && O->get_device(cur) != 0))
+            return 0;
+        if (pc_fence_visit(*cur, 1ull << st->dev, pc_watch_query, &a) != 0 || a.q != PC_FQ_DONE)
+            return 0;
+    }
+    st->idle_at = ++F.obs;
+    return 1;
+}
+
 int pc_fence_poll(uint64_t seq)
 {
     struct pc_fence *f;
+    int cur = -1;
 
     if (pc_fence_known(seq))
         return 1;
     pthread_mutex_lock(&F.lock);
     while ((f = F.head) != NULL && f->seq <= seq) {
         int done = 1;
-        /* Drop completed events from the front so each is queried once. */
+        /* Drop completed events and watches from the back, so each is asked once. */
         while (f->n > 0 && done) {
             done = pc_ev_done(f->ev[f->n - 1]);
             if (done)
                 pc_ev_put(f->ev[--f->n]);
+        }
+        while (f->nw > 0 && done) {
+            done = pc_watch_done(&f->w[f->nw - 1], &cur);
+            if (done)
+                pc_stream_unref(f->w[--f->nw].st);
         }
         if (!done)
             break;
@@ -328,8 +393,12 @@ static int pc_busy_device(int dev, void *arg)
     int busy = pc_query_busy(PC_STREAM_LEGACY) || (pc_tls_ptstream && pc_query_busy(PC_STREAM_PER_THREAD));
 
     HASH_ITER(hh, F.streams, st, tmp) {
-        if (!busy && st->dev == dev)
-            busy = pc_query_busy(st->s);
+        int q;
+        if (busy || st->dev != dev)
+            continue;
+        if ((q = O->stream_query(st->s)) == PC_FQ_DONE)
+            st->idle_at = ++F.obs;     /* seen idle: earlier watches of it are complete */
+        busy = q == PC_FQ_PENDING;
     }
     return busy;
 }

@@ -15,9 +15,12 @@
  * PINCACHE_FENCE=runtime|driver: one event on each used device's legacy
  * default stream covers that stream, every blocking stream and every
  * per-thread default stream (they all synchronize with the legacy stream);
- * each known non-blocking stream gets its own event when a query finds it
- * busy; streams destroyed while busy stay covered through an event recorded
- * at destroy time.
+ * each known non-blocking stream that a query finds busy is watched, not
+ * recorded on: the fence completes once a later query finds it idle (an
+ * event behind the program's work would be work of its stream, and the
+ * program's own cudaStreamQuery would see it); streams destroyed while busy
+ * stay covered through an event recorded at destroy time, when the program
+ * can no longer ask.
  *
  * Fences are numbered in the order they are recorded, and completion is
  * monotonic: fence k complete implies every fence j < k is complete, so a
@@ -81,7 +84,10 @@ void pc_fence_stream_seen(void *s);
 void pc_fence_blind(int dev);
 void pc_fence_stream_destroying(void *s);
 void pc_fence_device_used(int dev);
+/* A capture about to begin (counted), one that the runtime then refused
+ * (uncounted), one ended. */
 void pc_fence_capture_begin(void);
+void pc_fence_capture_cancel(void);
 void pc_fence_capture_end(void);
 /* Number of stream captures under way (staging passes copies through then). */
 int pc_fence_capturing(void);

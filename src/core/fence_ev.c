@@ -37,11 +37,14 @@ int pc_fence_broken;
 #pragma weak pc_fence_cuda_ops
 struct pc_fence_state pc_fence_st = { .lock = PTHREAD_MUTEX_INITIALIZER, .ops = &pc_fence_cuda_ops };
 
-static void pc_mark_broken(int err, const char *what)
+void pc_fence_mark_broken(int err, const char *what)
 {
     static int once;
     pc_fence_broken = 1;
-    pc_log_once(&once, PC_LOG_WARN, "%s failed with CUDA error %d; caching disabled", what, err);
+    if (err)
+        pc_log_once(&once, PC_LOG_WARN, "%s failed with CUDA error %d; caching disabled", what, err);
+    else
+        pc_log_once(&once, PC_LOG_WARN, "%s failed; caching disabled", what);
 }
 
 /* --- events (F.lock held) --- */
@@ -63,7 +66,7 @@ struct pc_ev *pc_ev_get(int dev)
             return NULL;
         err = O->event_create(&e->ev);
         if (err != 0) {
-            pc_mark_broken(err, "cudaEventCreateWithFlags");
+            pc_fence_mark_broken(err, "cudaEventCreateWithFlags");
             free(e);
             return NULL;
         }
@@ -94,7 +97,7 @@ int pc_ev_done(struct pc_ev *e)
     case PC_FQ_REFUSED:
         return 0;
     case PC_FQ_ERROR:
-        pc_mark_broken(err, "cudaEventQuery");
+        pc_fence_mark_broken(err, "cudaEventQuery");
         return 1;
     default:
         return 1;
@@ -115,11 +118,39 @@ int pc_fence_add(struct pc_fence *f, struct pc_ev *e)
     return 0;
 }
 
+int pc_fence_watch(struct pc_fence *f, struct pc_stream *st)
+{
+    if (f->nw == f->wcap) {
+        int cap = f->wcap ? f->wcap * 2 : 4;
+        struct pc_watch *v = realloc(f->w, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        f->w = v;
+        f->wcap = cap;
+    }
+    st->refs++;
+    f->w[f->nw].st = st;
+    f->w[f->nw++].t = ++F.obs;
+    return 0;
+}
+
+void pc_stream_unref(struct pc_stream *st)
+{
+    if (--st->refs > 0)
+        return;
+    if (st->zombie)
+        pc_ev_put(st->zombie);
+    free(st);
+}
+
 void pc_fence_release(struct pc_fence *f)
 {
     for (int i = 0; i < f->n; i++)
         pc_ev_put(f->ev[i]);
     f->n = 0;
+    for (int i = 0; i < f->nw; i++)
+        pc_stream_unref(f->w[i].st);
+    f->nw = 0;
     f->next = F.spare;
     F.spare = f;
 }

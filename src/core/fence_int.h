@@ -20,17 +20,36 @@ struct pc_ev {                 /* a pooled event; refs = fences (or zombie list)
     struct pc_ev *next;        /* free list / zombie list */
 };
 
+struct pc_stream;
+
+/* A busy non-blocking stream, watched rather than recorded on: complete once
+ * the stream is seen idle after the watch began (st->idle_at > t). */
+struct pc_watch {
+    struct pc_stream *st;
+    uint64_t t;
+};
+
 struct pc_fence {
     uint64_t seq;
     int n, cap;
     struct pc_ev **ev;
+    int nw, wcap;
+    struct pc_watch *w;
     struct pc_fence *next;
 };
 
+/* A known stream.  refs: the table's (until destroyed or forgotten) and
+ * each watch's; freed at none.  idle_at: F.obs when a query last found it
+ * idle.  gone: destroyed (its handle is never asked again); zombie: the
+ * event recorded on it then, if it was busy. */
 struct pc_stream {
     void *s;
     int dev;
     int nonblocking;
+    int refs;
+    int gone;
+    uint64_t idle_at;
+    struct pc_ev *zombie;
     UT_hash_handle hh;
 };
 
@@ -40,6 +59,7 @@ struct pc_fence_state {
     pthread_mutex_t lock;
     const struct pc_fence_ops *ops;
     uint64_t next_seq;
+    uint64_t obs;              /* the watches' clock: each watch and each idle stream seen */
     uint64_t done_upto;        /* atomic: highest fence known complete */
     uint64_t devmask;          /* atomic: devices the program made current */
     struct pc_fence *head, *tail, *spare;
@@ -70,6 +90,9 @@ struct pc_ev *pc_ev_get(int dev);
 void pc_ev_put(struct pc_ev *e);
 /* 1 complete (or the context gone), 0 pending. */
 int pc_ev_done(struct pc_ev *e);
+/* A fence's query failed (err: its code, 0 if unknown): caching ends, with
+ * one warning. */
+void pc_fence_mark_broken(int err, const char *what);
 /* A fence from the spare list or new (NULL: no memory); an event added to
  * it (0, or -1: no memory); a fence's events put back and the fence spared;
  * a fence with events queued as the newest, its number in *seq.  F.lock
@@ -78,6 +101,10 @@ struct pc_fence *pc_fence_new(void);
 void pc_fence_enqueue(struct pc_fence *f, uint64_t *seq);
 int pc_fence_add(struct pc_fence *f, struct pc_ev *e);
 void pc_fence_release(struct pc_fence *f);
+/* Watch st in f (0, or -1: no memory); drop a reference to st (freed at
+ * none, with its zombie's).  F.lock held. */
+int pc_fence_watch(struct pc_fence *f, struct pc_stream *st);
+void pc_stream_unref(struct pc_stream *st);
 /* The current device, ctx being the current context; what is learned is
  * kept until pc_ctx_gen moves (pc_fence_contexts_changed, atomic). */
 int pc_device_of(void *ctx, int *dev);

@@ -26,6 +26,7 @@ void pc_fence_stream_created(void *s, int nonblocking)
     st->s = s;
     st->dev = dev;
     st->nonblocking = nonblocking;
+    st->refs = 1;              /* the table's */
     pthread_mutex_lock(&F.lock);
     HASH_ADD_PTR(F.streams, s, st);
     pthread_mutex_unlock(&F.lock);
@@ -69,16 +70,22 @@ void pc_fence_stream_seen(void *s)
     pc_tls_known = s;
 }
 
-/* The last work of destroyed stream s, on its device dev (current): an
- * event on it joins the zombies, which later fences cover. */
-static int pc_zombie_record(int dev, void *s)
+/* The last work of destroyed stream st, on its device dev (current): an
+ * event on it joins the zombies, which later fences cover, and is the
+ * stream's own for the watches of earlier fences. */
+static int pc_zombie_record(int dev, void *arg)
 {
+    struct pc_stream *st = arg;
     struct pc_ev *e = pc_ev_get(dev);
 
-    if (e && O->event_record(e->ev, s) == 0) {
+    if (e && O->event_record(e->ev, st->s) == 0) {
         e->next = F.zombies;
         F.zombies = e;
         pc_zombies_noted();
+        if (st->refs > 1) {
+            e->refs++;
+            st->zombie = e;
+        }
     } else if (e) {
         pc_ev_put(e);
     }
@@ -95,10 +102,12 @@ void pc_fence_stream_destroying(void *s)
     if (st) {
         HASH_DEL(F.streams, st);
         PC_STAT_INC(streams_destroyed);
-        /* Work still queued on it must stay covered by later fences. */
+        /* Its handle is never asked again.  Work still queued on it must
+         * stay covered by later fences, and by earlier ones watching it. */
+        st->gone = 1;
         if (O->stream_query(s) == PC_FQ_PENDING && O->get_device(&cur) == 0)
-            pc_fence_visit(cur, 1ull << st->dev, pc_zombie_record, s);
-        free(st);
+            pc_fence_visit(cur, 1ull << st->dev, pc_zombie_record, st);
+        pc_stream_unref(st);
     }
     pthread_mutex_unlock(&F.lock);
     if (!st)
@@ -117,6 +126,12 @@ void pc_fence_capture_begin(void)
     pthread_mutex_lock(&F.lock);
     __atomic_store_n(&F.capture, F.capture + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&F.lock);
+}
+
+void pc_fence_capture_cancel(void)
+{
+    if (!pc_opt.test_capture_blind)
+        pc_fence_capture_end();
 }
 
 void pc_fence_capture_end(void)
@@ -167,6 +182,17 @@ static void pc_ev_forget(struct pc_ev *e)
         free(e);
 }
 
+/* Drop one reference to st, of a device whose context is being destroyed:
+ * the event recorded at its destroy dies with the context (F.lock held). */
+static void pc_stream_forget(struct pc_stream *st)
+{
+    if (st->zombie) {
+        pc_ev_forget(st->zombie);
+        st->zombie = NULL;
+    }
+    pc_stream_unref(st);
+}
+
 void pc_fence_forget_device(int dev)
 {
     struct pc_fence *f;
@@ -185,6 +211,13 @@ void pc_fence_forget_device(int dev)
                 f->ev[k++] = f->ev[i];
         }
         f->n = k;
+        for (int i = k = 0; i < f->nw; i++) {
+            if (f->w[i].st->dev == dev)
+                pc_stream_forget(f->w[i].st);
+            else
+                f->w[k++] = f->w[i];
+        }
+        f->nw = k;
     }
     for (zp = &F.zombies; (e = *zp) != NULL;) {
         if (e->dev == dev) {
@@ -203,7 +236,7 @@ void pc_fence_forget_device(int dev)
     HASH_ITER(hh, F.streams, st, tmp) {
         if (st->dev == dev) {
             HASH_DEL(F.streams, st);
-            free(st);
+            pc_stream_forget(st);
         }
     }
     /* Made current again, it counts again (pc_fence_device_used). */

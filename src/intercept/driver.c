@@ -81,9 +81,10 @@ PC_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 }
 
 /* Graph captures: no fence runs while one is under way (a context-wide
- * event, or a query of the capturing stream, would invalidate it). */
+ * event, or a query of the capturing stream, would invalidate it); counted
+ * from before the real call (api/streams.c). */
 #define PC_DRV_CAPTURE(name, ...) \
-    PC_FORWARD_DRV(name, pc_drv_capture_began(PC_CALL_DRV(name, __VA_ARGS__)), __VA_ARGS__)
+    PC_FORWARD_DRV(name, pc_drv_capture_began((pc_capture_beginning(), PC_CALL_DRV(name, __VA_ARGS__))), __VA_ARGS__)
 
 PC_EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
 {

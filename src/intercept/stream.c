@@ -44,33 +44,32 @@ PC_EXPORT cudaError_t cudaDeviceReset(void)
     return r;
 }
 
+/* Graph captures: counted from before the real call (api/streams.c). */
+#define PC_RT_CAPTURE(name, ...) \
+    PC_FORWARD(name, pc_capture_began((pc_capture_beginning(), PC_CALL_REAL(name, __VA_ARGS__))), __VA_ARGS__)
+
 PC_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
-    PC_FORWARD(cudaStreamBeginCapture, pc_capture_began(PC_CALL_REAL(cudaStreamBeginCapture, s, mode)), s, mode);
+    PC_RT_CAPTURE(cudaStreamBeginCapture, s, mode);
 }
 
 PC_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
-    PC_FORWARD(cudaStreamBeginCapture_ptsz,
-               pc_capture_began(PC_CALL_REAL(cudaStreamBeginCapture_ptsz, s, mode)), s, mode);
+    PC_RT_CAPTURE(cudaStreamBeginCapture_ptsz, s, mode);
 }
 
 PC_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t *deps,
                                                     const cudaGraphEdgeData *data, size_t n,
                                                     enum cudaStreamCaptureMode mode)
 {
-    PC_FORWARD(cudaStreamBeginCaptureToGraph,
-               pc_capture_began(PC_CALL_REAL(cudaStreamBeginCaptureToGraph, s, g, deps, data, n, mode)),
-               s, g, deps, data, n, mode);
+    PC_RT_CAPTURE(cudaStreamBeginCaptureToGraph, s, g, deps, data, n, mode);
 }
 
 PC_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t *deps,
                                                          const cudaGraphEdgeData *data, size_t n,
                                                          enum cudaStreamCaptureMode mode)
 {
-    PC_FORWARD(cudaStreamBeginCaptureToGraph_ptsz,
-               pc_capture_began(PC_CALL_REAL(cudaStreamBeginCaptureToGraph_ptsz, s, g, deps, data, n, mode)),
-               s, g, deps, data, n, mode);
+    PC_RT_CAPTURE(cudaStreamBeginCaptureToGraph_ptsz, s, g, deps, data, n, mode);
 }
 
 PC_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)

@@ -37,6 +37,7 @@ static struct {
     int ctx_wide, ctx_refuse, capture_refuses, query_error, blind_all;
     /* calls made */
     int context_ok_calls, event_records, ctx_records, event_creates, set_devices, get_devices;
+    int records_on[NSTREAM], queries_of[NSTREAM];  /* event records on, queries of each stream */
     uintptr_t ctx_of[NDEV];                 /* a device's context handle, if not 0x10 + dev */
     void *last_ctx_ev;                      /* the event of the last context-wide record */
 } fk;
@@ -127,6 +128,8 @@ static int f_event_record(void *ev, void *s)
     struct fake_ev *e = ev;
 
     fk.event_records++;
+    if (sidx(s) >= 0)
+        fk.records_on[sidx(s)]++;
     if (fk.broken[fk.cur])
         return fk.broken[fk.cur];
     e->dev = fk.cur;
@@ -149,7 +152,11 @@ static int f_event_query(void *ev, int *err)
 
 static int f_stream_query(void *s)
 {
-    if (fk.broken[fk.cur])
+    if (sidx(s) >= 0)
+        fk.queries_of[sidx(s)]++;
+    if (fk.capture_refuses)
+        return PC_FQ_REFUSED;
+    if (fk.query_error || fk.broken[fk.cur])
         return PC_FQ_ERROR;
     return fk.completed[fk.cur] >= stream_ticket(s) ? PC_FQ_DONE : PC_FQ_PENDING;
 }
@@ -247,8 +254,8 @@ static void test_unseen_streams(void)
     is_int(record(&seq, &busy), 0, "context: ... the context-wide fence does not care");
 }
 
-/* Stream by stream: an idle non-blocking stream gets no event, a busy one
- * gets its own. */
+/* Stream by stream: a non-blocking stream gets no event, idle or busy (a
+ * busy one is watched: test_watch). */
 static void test_per_stream_events(void)
 {
     uint64_t seq;
@@ -263,7 +270,8 @@ static void test_per_stream_events(void)
     submit(1);
     fk.event_records = 0;
     is_int(record(&seq, &busy), 0, "streams: one non-blocking stream busy");
-    is_int(fk.event_records, 2, "streams: ... the legacy stream's event and the busy stream's");
+    is_int(fk.event_records, 1, "streams: ... the legacy stream's event only");
+    is_int(fk.records_on[1], 0, "streams: ... none on the busy stream");
     submit(2);
     complete_all(0);
     fk.submitted[0]++;          /* blocking stream 2's work, still running */
@@ -363,9 +371,9 @@ static void test_refusals(void)
     fake_reset(1);
     fk.ctx_refuse = 1;
     created(0, 0, 1);
-    submit(0);
+    submit(-1);
     is_int(record(&seq, &busy), 0, "context refused: a fence all the same");
-    ok(fk.event_records >= 2, "context refused: ... made stream by stream (%d events)", fk.event_records);
+    ok(fk.event_records == 1 && seq > 0, "context refused: ... made stream by stream (%d events)", fk.event_records);
     fk.capture_refuses = 1;
     ok(!pc_fence_poll(seq), "a query refused by a capture: still pending");
     ok(!pc_fence_broken, "... and nothing disabled");
@@ -497,6 +505,118 @@ static void test_own_event(void)
     is_int(fk.event_creates, 1, "own event: a thread's exit gives its event back for the next thread");
 }
 
+/* Stream by stream, a busy non-blocking stream is watched, never recorded
+ * on (an event behind the program's work would make a cudaStreamQuery
+ * right after the program synchronized the stream answer not ready): the
+ * fence is complete once a query finds the stream idle. */
+static void test_watch(void)
+{
+    uint64_t s1, s2, s3;
+    int busy;
+
+    fake_reset(0);
+    created(0, 0, 1);
+    created(1, 0, 1);
+    submit(0);
+    is_int(record(&s1, &busy), 0, "watch: a free with a non-blocking stream busy");
+    ok(s1 > 0 && busy, "watch: ... a fence to wait for");
+    is_int(fk.records_on[0], 0, "watch: ... and no event recorded on the busy stream");
+    ok(!pc_fence_poll(s1), "watch: pending while the stream's work runs");
+    submit(0);                  /* more work: the stream stays busy */
+    complete_all(0);
+    fk.submitted[0]++;
+    fk.last[0] = fk.submitted[0];
+    ok(!pc_fence_poll(s1), "watch: still pending while the stream has any work (a watch cannot tell which)");
+    complete_all(0);
+    ok(pc_fence_poll(s1), "watch: complete once the stream is idle");
+    is_int(fk.records_on[0], 0, "watch: ... never an event on it");
+
+    submit(1);
+    record(&s1, &busy);
+    submit(1);
+    record(&s2, &busy);
+    complete_all(0);
+    record(&s3, &busy);         /* finds stream 1 idle */
+    fk.queries_of[1] = 0;
+    ok(pc_fence_poll(s2) && fk.queries_of[1] == 0,
+       "watch: a later free that found the stream idle completes the earlier watches unasked (%d queries)",
+       fk.queries_of[1]);
+
+    /* A capture under way: the stream is never asked (the question would
+     * break the capture); the fence waits for the capture's end. */
+    submit(0);
+    record(&s1, &busy);
+    complete_all(0);
+    pc_fence_capture_begin();
+    fk.queries_of[0] = 0;
+    ok(!pc_fence_poll(s1) && fk.queries_of[0] == 0, "watch: during a capture the stream is not asked");
+    pc_fence_capture_end();
+    ok(pc_fence_poll(s1), "watch: ... and asked again after it");
+
+    /* A failed query: complete, and caching ends (as for an event). */
+    submit(0);
+    record(&s1, &busy);
+    fk.query_error = 999;
+    ok(pc_fence_poll(s1) && pc_fence_broken, "watch: a failed query: complete, caching disabled");
+    fk.query_error = 0;
+    pc_fence_broken = 0;
+}
+
+/* A watched stream destroyed: its handle is never asked again; work still
+ * queued on it holds the watching fence through the event recorded at the
+ * destroy; an idle one completes it. */
+static void test_watch_destroyed(void)
+{
+    uint64_t s1, s2;
+    int busy;
+
+    fake_reset(0);
+    created(2, 0, 1);
+    created(3, 0, 1);
+    submit(2);
+    record(&s1, &busy);
+    pc_fence_stream_destroying(STREAM(2));
+    fk.queries_of[2] = 0;
+    ok(!pc_fence_poll(s1), "watch destroyed busy: the fence still waits");
+    is_int(fk.queries_of[2], 0, "watch destroyed busy: ... its handle is not asked");
+    complete_all(0);
+    ok(pc_fence_poll(s1), "watch destroyed busy: ... complete with the destroyed stream's work");
+    is_int(fk.queries_of[2], 0, "watch destroyed busy: ... still never asked");
+
+    submit(3);
+    record(&s2, &busy);
+    complete_all(0);
+    pc_fence_stream_destroying(STREAM(3));
+    fk.queries_of[3] = 0;
+    ok(pc_fence_poll(s2) && fk.queries_of[3] == 0, "watch destroyed idle: complete, unasked");
+}
+
+/* A watch on device 1 is asked with device 1 current, and device 0 is
+ * current again after; a reset of device 1 drops it. */
+static void test_watch_other_device(void)
+{
+    uint64_t seq;
+    int busy;
+
+    fake_reset(0);
+    created(4, 1, 1);
+    pc_fence_device_used(1);
+    fk.cur = 1;
+    submit(4);
+    fk.cur = 0;
+    record(&seq, &busy);
+    ok(seq > 0 && !pc_fence_poll(seq), "watch on device 1: pending while its work runs");
+    is_int(fk.cur, 0, "watch on device 1: ... device 0 current again after the poll");
+    complete_all(1);
+    ok(pc_fence_poll(seq), "watch on device 1: complete when device 1's stream is idle");
+    fk.cur = 1;
+    submit(4);
+    fk.cur = 0;
+    record(&seq, &busy);
+    pc_fence_forget_device(1);
+    ok(pc_fence_poll(seq), "watch on device 1: device 1 reset: the fence waits no more");
+}
+
 int main(void)
 {
     pc_fence_set_ops(&fake_ops);
@@ -513,5 +633,8 @@ int main(void)
     test_current_device();
     test_wait();
     test_own_event();
+    test_watch();
+    test_watch_destroyed();
+    test_watch_other_device();
     return done_testing();
 }
