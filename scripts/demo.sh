@@ -25,7 +25,7 @@ for mb in 1 8 64; do
     plain=$("$b/tests/demo/churn_sim" churn $mb $n $k | awk '{print $(NF-1)}')
     shim=$(LD_PRELOAD=$lib PINCACHE_REPORT=off "$b/tests/demo/churn_sim" churn $mb $n $k | awk '{print $(NF-1)}')
     two=$("$b/tests/demo/churn_sim" twobuf $mb $n $k | awk '{print $(NF-1)}')
-    printf '%-6s | %10s ms | %12s ms | %12s ms | %.1fx (pincache/hand-optimized %.2f)\n' "${mb}MB" \
+    printf '%-6s | %10s ms | %12s ms | %12s ms | %.1fx (hand-optimized/pincache %.2f)\n' "${mb}MB" \
         "$plain" "$shim" "$two" "$(echo "$plain $shim" | awk '{print $1/$2}')" "$(echo "$two $shim" | awk '{print $1/$2}')"
 done
 echo
