@@ -229,7 +229,7 @@ void pc_capture_beginning(void)
 static int pc_began(int r)
 {
     if (r != 0)
-        pc_fence_capture_cancel();
+        pc_fence_capture_end();
     return r;
 }
 

@@ -78,23 +78,32 @@ static int pc_cover_legacy(struct pc_fence *f, int dev, int *busy)
     return pc_fence_keep(f, e, 1, busy);
 }
 
+/* Ask known stream st (its device current) whether it is done; a stream
+ * found idle completes every earlier watch of it.  enum pc_fq. */
+static int pc_stream_ask(struct pc_stream *st)
+{
+    int q = O->stream_query(st->s);
+
+    if (q == PC_FQ_DONE)
+        st->idle_at = ++F.obs;
+    return q;
+}
+
 /* Cover known non-blocking stream st (its device current) in f.  Nothing is
  * ever recorded on it: an event queued behind the program's work would be
  * work of its stream, and a cudaStreamQuery right after the program
  * synchronized the stream would answer not ready while that event trails
  * the work it waited for (the simulated fuzzer's seeds 1178 and 12365).  A
  * busy stream is watched instead: the fence is complete once a query finds
- * it idle (pc_watch_done).  An idle one says so to earlier watches.
+ * it idle (pc_watch_done).
  * Returns 0 or -1 (capturing, or broken: the caller passes the free
  * through). */
 static int pc_cover_stream(struct pc_fence *f, struct pc_stream *st, int *busy)
 {
-    int q = O->stream_query(st->s);
+    int q = pc_stream_ask(st);
 
-    if (q == PC_FQ_DONE) {
-        st->idle_at = ++F.obs;
+    if (q == PC_FQ_DONE)
         return 0;
-    }
     if (q != PC_FQ_PENDING || pc_fence_watch(f, st) != 0)
         return -1;
     *busy = 1;
@@ -252,25 +261,20 @@ int pc_fence_known(uint64_t seq)
     return seq <= __atomic_load_n(&F.done_upto, __ATOMIC_ACQUIRE);
 }
 
-/* A watched stream's query, its device current (pc_fence_visit).  A failed
- * one is done and ends caching, as a failed event query does (pc_ev_done):
- * the context is gone, and nothing more runs there. */
-struct pc_wq {
-    void *s;
-    int q;
-};
-
+/* A watched stream's query, its device current (pc_fence_visit): 1 done.
+ * A failed one is done and ends caching, as a failed event query does
+ * (pc_ev_done): the context is gone, and nothing more runs there. */
 static int pc_watch_query(int dev, void *arg)
 {
-    struct pc_wq *a = arg;
+    struct pc_stream *st = arg;
+    int q = pc_stream_ask(st);
 
     (void)dev;
-    a->q = O->stream_query(a->s);
-    if (a->q == PC_FQ_ERROR) {
+    if (q == PC_FQ_ERROR) {
         pc_fence_mark_broken(0, "cudaStreamQuery of a watched stream");
-        a->q = PC_FQ_DONE;
+        st->idle_at = ++F.obs;
     }
-    return 0;
+    return q == PC_FQ_DONE || q == PC_FQ_ERROR;
 }
 
 /* Is watch w complete?  Its stream seen idle since the watch began; a
@@ -281,21 +285,18 @@ static int pc_watch_query(int dev, void *arg)
 static int pc_watch_done(const struct pc_watch *w, int *cur)
 {
     struct pc_stream *st = w->st;
-    struct pc_wq a = { st->s, PC_FQ_PENDING };
 
     if (st->idle_at > w->t)
         return 1;
     if (st->gone) {
         if (st->zombie && !pc_ev_done(st->zombie))
             return 0;
-    } else {
-        if (__atomic_load_n(&F.capture, __ATOMIC_ACQUIRE) > 0 || (*cur < 0 && O->get_device(cur) != 0))
-            return 0;
-        if (pc_fence_visit(*cur, 1ull << st->dev, pc_watch_query, &a) != 0 || a.q != PC_FQ_DONE)
-            return 0;
+        st->idle_at = ++F.obs;
+        return 1;
     }
-    st->idle_at = ++F.obs;
-    return 1;
+    if (__atomic_load_n(&F.capture, __ATOMIC_ACQUIRE) > 0 || (*cur < 0 && O->get_device(cur) != 0))
+        return 0;
+    return pc_fence_visit(*cur, 1ull << st->dev, pc_watch_query, st) > 0;
 }
 
 int pc_fence_poll(uint64_t seq)
@@ -393,12 +394,8 @@ static int pc_busy_device(int dev, void *arg)
     int busy = pc_query_busy(PC_STREAM_LEGACY) || (pc_tls_ptstream && pc_query_busy(PC_STREAM_PER_THREAD));
 
     HASH_ITER(hh, F.streams, st, tmp) {
-        int q;
-        if (busy || st->dev != dev)
-            continue;
-        if ((q = O->stream_query(st->s)) == PC_FQ_DONE)
-            st->idle_at = ++F.obs;     /* seen idle: earlier watches of it are complete */
-        busy = q == PC_FQ_PENDING;
+        if (!busy && st->dev == dev)
+            busy = pc_stream_ask(st) == PC_FQ_PENDING;
     }
     return busy;
 }

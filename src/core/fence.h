@@ -84,10 +84,9 @@ void pc_fence_stream_seen(void *s);
 void pc_fence_blind(int dev);
 void pc_fence_stream_destroying(void *s);
 void pc_fence_device_used(int dev);
-/* A capture about to begin (counted), one that the runtime then refused
- * (uncounted), one ended. */
+/* A capture about to begin (counted), and one ended or refused by the
+ * runtime (uncounted). */
 void pc_fence_capture_begin(void);
-void pc_fence_capture_cancel(void);
 void pc_fence_capture_end(void);
 /* Number of stream captures under way (staging passes copies through then). */
 int pc_fence_capturing(void);

@@ -82,10 +82,8 @@ static int pc_zombie_record(int dev, void *arg)
         e->next = F.zombies;
         F.zombies = e;
         pc_zombies_noted();
-        if (st->refs > 1) {
-            e->refs++;
-            st->zombie = e;
-        }
+        e->refs++;
+        st->zombie = e;
     } else if (e) {
         pc_ev_put(e);
     }
@@ -126,12 +124,6 @@ void pc_fence_capture_begin(void)
     pthread_mutex_lock(&F.lock);
     __atomic_store_n(&F.capture, F.capture + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&F.lock);
-}
-
-void pc_fence_capture_cancel(void)
-{
-    if (!pc_opt.test_capture_blind)
-        pc_fence_capture_end();
 }
 
 void pc_fence_capture_end(void)
